@@ -1,0 +1,112 @@
+//===- FAOps.td - fa dialect operations --------------------*- tablegen -*-===//
+
+#ifndef FA_DIALECT_FA_FAOPS_TD
+#define FA_DIALECT_FA_FAOPS_TD
+
+include "fa/Dialect/FA/FADialect.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+// The variant attributes shared by the forward and the backward op.
+defvar FA_VariantAttrs = (ins
+  DefaultValuedAttr<FA_MaskKind, "::fa::MaskKind::none">:$mask,
+  OptionalAttr<I64Attr>:$window,
+  DefaultValuedAttr<I64Attr, "0">:$sink_tokens,
+  OptionalAttr<F64Attr>:$scale);
+
+defvar FA_VariantFormat = !strconcat(
+  "(`mask` $mask^)? (`window` $window^)? (`sink_tokens` $sink_tokens^)? ",
+  "(`scale` $scale^)?");
+
+def FA_AttentionOp : FA_Op<"attention", [Pure]> {
+  let summary = "scaled dot-product attention with online softmax semantics";
+  let description = [{
+    `o = softmax(scale * q k^T + mask) v` per (batch, query head), with the
+    key/value head `h / (Hq / Hkv)` (grouped-query attention when Hq > Hkv).
+    `lse` is the log-sum-exp of each row, saved for the backward.
+
+    - `mask causal`: key j is visible to query i when `j <= i + (Sk - Sq)`.
+    - `window W` (needs `mask causal`): the W keys ending at the diagonal.
+    - `sink_tokens T` (needs a window): the first T keys stay visible.
+    - `sinks %s`: a learnable logit per query head that joins the softmax
+      denominator but carries no value.
+    - `scale`: defaults to 1/sqrt(D).
+
+    ```mlir
+    %o, %lse = fa.attention %q, %k, %v mask causal window 4096
+        : (tensor<?x?x?x?xbf16>, tensor<?x?x?x?xbf16>, tensor<?x?x?x?xbf16>)
+          -> (tensor<?x?x?x?xbf16>, tensor<?x?x?xf32>)
+    ```
+  }];
+  let arguments = !con((ins
+    AnyRankedTensor:$q, AnyRankedTensor:$k, AnyRankedTensor:$v,
+    Optional<AnyRankedTensor>:$sinks), FA_VariantAttrs);
+  let results = (outs AnyRankedTensor:$o, AnyRankedTensor:$lse);
+  let assemblyFormat = !strconcat("$q `,` $k `,` $v (`sinks` $sinks^)? ",
+    FA_VariantFormat, " attr-dict `:` functional-type(operands, results)");
+  let hasVerifier = 1;
+}
+
+def FA_AttentionGradOp : FA_Op<"attention_grad", [Pure]> {
+  let summary = "gradients of fa.attention by recomputation";
+  let description = [{
+    Given the forward's inputs, its outputs `o` and `lse`, and the gradient
+    `dO` of `o`, computes dq, dk, dv and, with learnable sinks, dsinks.
+    The variant attributes mean what they mean on `fa.attention`.
+  }];
+  let arguments = !con((ins
+    AnyRankedTensor:$q, AnyRankedTensor:$k, AnyRankedTensor:$v,
+    AnyRankedTensor:$o, AnyRankedTensor:$lse, AnyRankedTensor:$dO,
+    Optional<AnyRankedTensor>:$sinks), FA_VariantAttrs);
+  let results = (outs AnyRankedTensor:$dq, AnyRankedTensor:$dk,
+                      AnyRankedTensor:$dv, Optional<AnyRankedTensor>:$dsinks);
+  let assemblyFormat = !strconcat(
+    "$q `,` $k `,` $v `,` $o `,` $lse `,` $dO (`sinks` $sinks^)? ",
+    FA_VariantFormat, " attr-dict `:` functional-type(operands, results)");
+  let hasVerifier = 1;
+}
+
+def FA_SoftmaxMatmulOp : FA_Op<"softmax_matmul", [Pure]> {
+  let summary = "softmax(x) @ v over the last axis of x, fused";
+  let description = [{
+    x [B, M, N], v [B, N, P] -> [B, M, P]; softmax(x) is never materialised.
+  }];
+  let arguments = (ins AnyRankedTensor:$x, AnyRankedTensor:$v);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+    "$x `,` $v attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def FA_KernelOp : FA_Op<"kernel", [IsolatedFromAbove, SymbolTable, Symbol,
+    NoTerminator, SingleBlock, NoRegionArguments,
+    DeclareOpInterfaceMethods<RegionKindInterface>]> {
+  let summary = "a named attention variant: its forward and its backward";
+  let description = [{
+    Holds a `func.func @forward` and, optionally, a `func.func @backward`.
+    Each function holds exactly one fa compute op and returns its results:
+    `forward` an `fa.attention` or `fa.softmax_matmul`, `backward` an
+    `fa.attention_grad` whose variant matches the forward's.
+
+    ```mlir
+    fa.kernel @causal {
+      func.func @forward(%q: ..., %k: ..., %v: ...) -> (...) { ... }
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The forward entry point (always present after verification).
+    ::mlir::func::FuncOp getForward();
+    /// The backward entry point, or null.
+    ::mlir::func::FuncOp getBackward();
+    /// The single fa compute op of `fn`.
+    static ::mlir::Operation *getComputeOp(::mlir::func::FuncOp fn);
+  }];
+}
+
+#endif // FA_DIALECT_FA_FAOPS_TD

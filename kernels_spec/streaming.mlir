@@ -1,0 +1,18 @@
+// StreamingLLM: causal, a window of 1024 keys, and the first 4 keys (the
+// attention-sink tokens) always visible. Every size is dynamic.
+
+fa.kernel @streaming {
+  func.func @forward(%q: tensor<?x?x?x?xbf16>, %k: tensor<?x?x?x?xbf16>, %v: tensor<?x?x?x?xbf16>)
+      -> (tensor<?x?x?x?xbf16>, tensor<?x?x?xf32>) {
+    %o, %lse = fa.attention %q, %k, %v mask causal window 1024 sink_tokens 4
+        : (tensor<?x?x?x?xbf16>, tensor<?x?x?x?xbf16>, tensor<?x?x?x?xbf16>) -> (tensor<?x?x?x?xbf16>, tensor<?x?x?xf32>)
+    return %o, %lse : tensor<?x?x?x?xbf16>, tensor<?x?x?xf32>
+  }
+  func.func @backward(%q: tensor<?x?x?x?xbf16>, %k: tensor<?x?x?x?xbf16>, %v: tensor<?x?x?x?xbf16>, %o: tensor<?x?x?x?xbf16>, %lse: tensor<?x?x?xf32>, %dO: tensor<?x?x?x?xbf16>)
+      -> (tensor<?x?x?x?xbf16>, tensor<?x?x?x?xbf16>, tensor<?x?x?x?xbf16>) {
+    %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %lse, %dO mask causal window 1024 sink_tokens 4
+        : (tensor<?x?x?x?xbf16>, tensor<?x?x?x?xbf16>, tensor<?x?x?x?xbf16>, tensor<?x?x?x?xbf16>, tensor<?x?x?xf32>, tensor<?x?x?x?xbf16>)
+        -> (tensor<?x?x?x?xbf16>, tensor<?x?x?x?xbf16>, tensor<?x?x?x?xbf16>)
+    return %dq, %dk, %dv : tensor<?x?x?x?xbf16>, tensor<?x?x?x?xbf16>, tensor<?x?x?x?xbf16>
+  }
+}

@@ -1,0 +1,358 @@
+//===- FAOps.cpp - fa dialect operations ----------------------------------===//
+//
+// Verifiers. Shapes may be dynamic: every check here compares only the sizes
+// that are known, and the runtime repeats the same checks with the same
+// wording at launch for the sizes that are not.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Dialect/FA/FAOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace fa;
+
+bool fa::isSupportedElementType(Type type) {
+  return isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(type);
+}
+
+FloatType fa::getAccumulatorType(Type element) {
+  if (element.isF64())
+    return Float64Type::get(element.getContext());
+  return Float32Type::get(element.getContext());
+}
+
+Type fa::parseElementTypeName(MLIRContext *context, StringRef name) {
+  Builder b(context);
+  return llvm::StringSwitch<Type>(name)
+      .Case("f16", b.getF16Type())
+      .Case("bf16", b.getBF16Type())
+      .Case("f32", b.getF32Type())
+      .Case("f64", b.getF64Type())
+      .Default(Type());
+}
+
+bool fa::isAccumulatorTyped(Value value) {
+  Operation *owner = value.getDefiningOp();
+  if (auto attention = dyn_cast_or_null<AttentionOp>(owner))
+    return value == attention.getLse();
+  if (auto grad = dyn_cast_or_null<AttentionGradOp>(owner))
+    return value == grad.getDsinks();
+  for (Operation *user : value.getUsers()) {
+    if (auto attention = dyn_cast<AttentionOp>(user))
+      return value == attention.getSinks();
+    if (auto grad = dyn_cast<AttentionGradOp>(user))
+      return value == grad.getLse() || value == grad.getSinks();
+  }
+  return false;
+}
+
+/// Spells a size for diagnostics: `?` when dynamic.
+static std::string sizeStr(int64_t size) {
+  return ShapedType::isDynamic(size) ? "?" : std::to_string(size);
+}
+
+/// True when two sizes are both known and differ.
+static bool conflict(int64_t a, int64_t b) {
+  return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
+}
+
+static RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+/// Checks that `value`, named `name` in messages, is a tensor of `rank`
+/// with a supported element type; `layout` spells the expected dimensions.
+static LogicalResult verifyOperandRank(Operation *op, StringRef name,
+                                       Value value, int64_t rank,
+                                       StringRef layout) {
+  RankedTensorType type = tensorType(value);
+  if (type.getRank() != rank)
+    return op->emitOpError() << "'" << name << "' must be a rank-" << rank
+                             << " tensor " << layout << ", got " << type;
+  if (!isSupportedElementType(type.getElementType()))
+    return op->emitOpError()
+           << "'" << name << "' has element type " << type.getElementType()
+           << "; fa supports f16, bf16, f32 and f64";
+  return success();
+}
+
+static LogicalResult verifySameElementType(Operation *op, StringRef name,
+                                           Value value, StringRef refName,
+                                           Value ref) {
+  Type got = tensorType(value).getElementType();
+  Type want = tensorType(ref).getElementType();
+  if (got != want)
+    return op->emitOpError() << "'" << name << "' element type " << got
+                             << " differs from '" << refName
+                             << "' element type " << want;
+  return success();
+}
+
+/// Checks the q/k/v layout shared by the forward and the backward.
+static LogicalResult verifyQKV(Operation *op, Value q, Value k, Value v) {
+  if (failed(verifyOperandRank(op, "q", q, 4, "[B, Hq, Sq, D]")) ||
+      failed(verifyOperandRank(op, "k", k, 4, "[B, Hkv, Sk, D]")) ||
+      failed(verifyOperandRank(op, "v", v, 4, "[B, Hkv, Sk, D]")) ||
+      failed(verifySameElementType(op, "k", k, "q", q)) ||
+      failed(verifySameElementType(op, "v", v, "q", q)))
+    return failure();
+  ArrayRef<int64_t> qs = tensorType(q).getShape();
+  ArrayRef<int64_t> ks = tensorType(k).getShape();
+  ArrayRef<int64_t> vs = tensorType(v).getShape();
+  for (auto [name, shape] : {std::pair{"k", ks}, std::pair{"v", vs}})
+    if (conflict(qs[0], shape[0]))
+      return op->emitOpError() << "batch sizes differ: 'q' has B = "
+                               << sizeStr(qs[0]) << ", '" << name
+                               << "' has B = " << sizeStr(shape[0]);
+  if (conflict(ks[1], vs[1]))
+    return op->emitOpError() << "'k' and 'v' head counts differ: "
+                             << sizeStr(ks[1]) << " vs " << sizeStr(vs[1]);
+  if (conflict(ks[2], vs[2]))
+    return op->emitOpError() << "'k' and 'v' sequence lengths differ: "
+                             << sizeStr(ks[2]) << " vs " << sizeStr(vs[2]);
+  int64_t hq = qs[1], hkv = ks[1];
+  if (!ShapedType::isDynamic(hkv) && hkv == 0)
+    return op->emitOpError() << "'k' must have at least one head";
+  if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
+      hq % hkv != 0)
+    return op->emitOpError()
+           << "query heads (Hq = " << hq
+           << ") must be a multiple of key/value heads (Hkv = " << hkv << ")";
+  for (auto [name, shape] : {std::pair{"k", ks}, std::pair{"v", vs}})
+    if (conflict(qs[3], shape[3]))
+      return op->emitOpError() << "head dims differ: 'q' has D = "
+                               << sizeStr(qs[3]) << ", '" << name
+                               << "' has D = " << sizeStr(shape[3]);
+  return success();
+}
+
+/// Checks the variant attributes.
+static LogicalResult verifyVariant(Operation *op, MaskKind mask,
+                                   std::optional<int64_t> window,
+                                   int64_t sinkTokens,
+                                   std::optional<APFloat> scale) {
+  if (window && *window < 1)
+    return op->emitOpError() << "window must be >= 1, got " << *window;
+  if (window && mask != MaskKind::causal)
+    return op->emitOpError()
+           << "window requires mask causal (the window ends at the diagonal)";
+  if (sinkTokens < 0)
+    return op->emitOpError() << "sink_tokens must be >= 0, got "
+                             << sinkTokens;
+  if (sinkTokens > 0 && !window)
+    return op->emitOpError() << "sink_tokens requires a window (without one "
+                                "every key is already visible)";
+  if (scale) {
+    double s = scale->convertToDouble();
+    if (!std::isfinite(s) || s <= 0.0)
+      return op->emitOpError()
+             << "scale must be a positive finite number, got " << s;
+  }
+  return success();
+}
+
+/// Checks that `value` is a tensor of exactly `expected`.
+static LogicalResult verifyExactType(Operation *op, StringRef name,
+                                     Value value, Type expected,
+                                     StringRef meaning) {
+  if (value.getType() != expected)
+    return op->emitOpError() << "'" << name << "' must be " << expected
+                             << " (" << meaning << "), got "
+                             << value.getType();
+  return success();
+}
+
+/// The type of the per-row statistics (lse) for queries of type `q`.
+static RankedTensorType statsType(Value q) {
+  RankedTensorType qt = tensorType(q);
+  return RankedTensorType::get(qt.getShape().take_front(3),
+                               getAccumulatorType(qt.getElementType()));
+}
+
+static LogicalResult verifySinks(Operation *op, StringRef name, Value sinks,
+                                 Value q) {
+  RankedTensorType qt = tensorType(q);
+  auto expected = RankedTensorType::get(
+      {qt.getDimSize(1)}, getAccumulatorType(qt.getElementType()));
+  return verifyExactType(op, name, sinks, expected,
+                         "one logit per query head, in the accumulator type");
+}
+
+LogicalResult AttentionOp::verify() {
+  Operation *op = getOperation();
+  if (failed(verifyQKV(op, getQ(), getK(), getV())) ||
+      failed(verifyVariant(op, getMask(), getWindow(), getSinkTokens(),
+                           getScale())))
+    return failure();
+  if (getSinks() && failed(verifySinks(op, "sinks", getSinks(), getQ())))
+    return failure();
+  if (failed(verifyExactType(op, "o", getO(), getQ().getType(),
+                             "the type of 'q'")) ||
+      failed(verifyExactType(op, "lse", getLse(), statsType(getQ()),
+                             "[B, Hq, Sq] in the accumulator type")))
+    return failure();
+  return success();
+}
+
+LogicalResult AttentionGradOp::verify() {
+  Operation *op = getOperation();
+  if (failed(verifyQKV(op, getQ(), getK(), getV())) ||
+      failed(verifyVariant(op, getMask(), getWindow(), getSinkTokens(),
+                           getScale())))
+    return failure();
+  if (getSinks() && failed(verifySinks(op, "sinks", getSinks(), getQ())))
+    return failure();
+  if (static_cast<bool>(getSinks()) != static_cast<bool>(getDsinks()))
+    return op->emitOpError()
+           << "'dsinks' result must be present exactly when 'sinks' is given";
+  Type qType = getQ().getType();
+  if (failed(verifyExactType(op, "o", getO(), qType, "the type of 'q'")) ||
+      failed(verifyExactType(op, "lse", getLse(), statsType(getQ()),
+                             "[B, Hq, Sq] in the accumulator type")) ||
+      failed(verifyExactType(op, "dO", getDO(), qType, "the type of 'q'")) ||
+      failed(verifyExactType(op, "dq", getDq(), qType, "the type of 'q'")) ||
+      failed(verifyExactType(op, "dk", getDk(), getK().getType(),
+                             "the type of 'k'")) ||
+      failed(verifyExactType(op, "dv", getDv(), getV().getType(),
+                             "the type of 'v'")))
+    return failure();
+  if (getDsinks() &&
+      failed(verifyExactType(op, "dsinks", getDsinks(), getSinks().getType(),
+                             "the type of 'sinks'")))
+    return failure();
+  return success();
+}
+
+LogicalResult SoftmaxMatmulOp::verify() {
+  Operation *op = getOperation();
+  if (failed(verifyOperandRank(op, "x", getX(), 3, "[B, M, N]")) ||
+      failed(verifyOperandRank(op, "v", getV(), 3, "[B, N, P]")) ||
+      failed(verifySameElementType(op, "v", getV(), "x", getX())))
+    return failure();
+  ArrayRef<int64_t> xs = getX().getType().getShape();
+  ArrayRef<int64_t> vs = getV().getType().getShape();
+  if (conflict(xs[0], vs[0]))
+    return op->emitOpError() << "batch sizes differ: 'x' has B = "
+                             << sizeStr(xs[0]) << ", 'v' has B = " << sizeStr(vs[0]);
+  if (conflict(xs[2], vs[1]))
+    return op->emitOpError()
+           << "'x' has N = " << sizeStr(xs[2]) << " columns but 'v' has N = "
+           << sizeStr(vs[1]) << " rows";
+  auto expected = RankedTensorType::get({xs[0], xs[1], vs[2]},
+                                        getX().getType().getElementType());
+  return verifyExactType(op, "result", getResult(), expected, "[B, M, P]");
+}
+
+//===----------------------------------------------------------------------===//
+// KernelOp
+//===----------------------------------------------------------------------===//
+
+RegionKind KernelOp::getRegionKind(unsigned) { return RegionKind::Graph; }
+
+func::FuncOp KernelOp::getForward() {
+  return lookupSymbol<func::FuncOp>("forward");
+}
+
+func::FuncOp KernelOp::getBackward() {
+  return lookupSymbol<func::FuncOp>("backward");
+}
+
+Operation *KernelOp::getComputeOp(func::FuncOp fn) {
+  if (fn.isExternal())
+    return nullptr;
+  Operation &first = fn.getBody().front().front();
+  if (isa<AttentionOp, AttentionGradOp, SoftmaxMatmulOp>(first))
+    return &first;
+  return nullptr;
+}
+
+/// Checks that `fn` is `args -> one fa op -> return its results`, with the
+/// op taking the arguments in order: the runtime relies on that signature.
+static LogicalResult verifyEntryBody(KernelOp kernel, func::FuncOp fn) {
+  auto fail = [&]() {
+    return kernel.emitOpError()
+           << "@" << fn.getSymName()
+           << " must hold exactly one fa op that takes the function's "
+              "arguments in order, followed by a func.return of its results";
+  };
+  if (fn.isExternal() || !fn.getBody().hasOneBlock())
+    return fail();
+  Block &body = fn.getBody().front();
+  Operation *compute = KernelOp::getComputeOp(fn);
+  if (!compute || body.getOperations().size() != 2)
+    return fail();
+  auto ret = dyn_cast<func::ReturnOp>(body.back());
+  if (!ret || ret.getOperands() != compute->getResults() ||
+      compute->getOperands() != ValueRange(body.getArguments()))
+    return fail();
+  return success();
+}
+
+/// Compares one variant attribute of the backward with the forward's.
+template <typename T>
+static LogicalResult checkSame(KernelOp kernel, StringRef what, const T &fwd,
+                               const T &bwd) {
+  if (fwd == bwd)
+    return success();
+  return kernel.emitOpError()
+         << "@backward's " << what << " differs from @forward's";
+}
+
+LogicalResult KernelOp::verifyRegions() {
+  for (Operation &op : getBody().front()) {
+    auto fn = dyn_cast<func::FuncOp>(op);
+    if (!fn || (fn.getSymName() != "forward" && fn.getSymName() != "backward"))
+      return emitOpError() << "may hold only func.func @forward and "
+                              "func.func @backward, found '"
+                           << op.getName() << "'"
+                           << (fn ? (" @" + fn.getSymName()).str() : "");
+  }
+  func::FuncOp forward = getForward();
+  if (!forward)
+    return emitOpError() << "@" << getSymName()
+                         << " has no func.func @forward";
+  if (failed(verifyEntryBody(*this, forward)))
+    return failure();
+  Operation *fwdOp = getComputeOp(forward);
+  if (isa<AttentionGradOp>(fwdOp))
+    return emitOpError() << "@forward must hold fa.attention or "
+                            "fa.softmax_matmul, not fa.attention_grad";
+  func::FuncOp backward = getBackward();
+  if (!backward)
+    return success();
+  if (failed(verifyEntryBody(*this, backward)))
+    return failure();
+  auto bwd = dyn_cast<AttentionGradOp>(getComputeOp(backward));
+  auto fwd = dyn_cast<AttentionOp>(fwdOp);
+  if (!bwd || !fwd)
+    return emitOpError() << "@backward must hold fa.attention_grad and "
+                            "needs an fa.attention in @forward";
+  if (failed(checkSame(*this, "mask", fwd.getMask(), bwd.getMask())) ||
+      failed(checkSame(*this, "window", fwd.getWindow(), bwd.getWindow())) ||
+      failed(checkSame(*this, "sink_tokens", fwd.getSinkTokens(),
+                       bwd.getSinkTokens())) ||
+      failed(checkSame(*this, "scale", fwd.getScaleAttr(),
+                       bwd.getScaleAttr())) ||
+      failed(checkSame(*this, "sinks", static_cast<bool>(fwd.getSinks()),
+                       static_cast<bool>(bwd.getSinks()))))
+    return failure();
+  if (failed(checkSame(*this, "'q' type", fwd.getQ().getType(),
+                       bwd.getQ().getType())) ||
+      failed(checkSame(*this, "'k' type", fwd.getK().getType(),
+                       bwd.getK().getType())) ||
+      failed(checkSame(*this, "'v' type", fwd.getV().getType(),
+                       bwd.getV().getType())))
+    return failure();
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "fa/Dialect/FA/FAOps.cpp.inc"

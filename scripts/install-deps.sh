@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs fa's build and test dependencies when they are missing: Debian's
+# LLVM/MLIR 22 toolchain and Python test packages from PyPI.
+set -euo pipefail
+
+PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
+          lld-22 cmake ninja-build pybind11-dev python3-dev)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing[@]}"
+fi
+
+python3 -c 'import numpy, pytest' 2>/dev/null ||
+  python3 -m pip install -q numpy pytest

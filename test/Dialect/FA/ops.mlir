@@ -1,0 +1,33 @@
+// RUN: fa-opt %s | FileCheck %s
+// RUN: fa-opt %s | fa-opt | FileCheck %s
+// Each clause of the custom assembly formats prints back as written; default
+// values (mask none, sink_tokens 0) are elided.
+
+// CHECK-LABEL: func.func @full
+// CHECK: fa.attention %{{.*}}, %{{.*}}, %{{.*}} : (tensor<2x8x16x64xbf16>
+func.func @full(%q: tensor<2x8x16x64xbf16>, %k: tensor<2x8x16x64xbf16>, %v: tensor<2x8x16x64xbf16>) -> tensor<2x8x16x64xbf16> {
+  %o, %lse = fa.attention %q, %k, %v mask none sink_tokens 0 : (tensor<2x8x16x64xbf16>, tensor<2x8x16x64xbf16>, tensor<2x8x16x64xbf16>) -> (tensor<2x8x16x64xbf16>, tensor<2x8x16xf32>)
+  return %o : tensor<2x8x16x64xbf16>
+}
+
+// CHECK-LABEL: func.func @every_clause
+// CHECK: fa.attention %{{.*}}, %{{.*}}, %{{.*}} sinks %{{.*}} mask causal window 16 sink_tokens 4 scale 1.250000e-01 :
+func.func @every_clause(%q: tensor<?x32x?x128xf16>, %k: tensor<?x8x?x128xf16>, %v: tensor<?x8x?x128xf16>, %s: tensor<32xf32>) -> tensor<?x32x?xf32> {
+  %o, %lse = fa.attention %q, %k, %v sinks %s mask causal window 16 sink_tokens 4 scale 0.125 : (tensor<?x32x?x128xf16>, tensor<?x8x?x128xf16>, tensor<?x8x?x128xf16>, tensor<32xf32>) -> (tensor<?x32x?x128xf16>, tensor<?x32x?xf32>)
+  return %lse : tensor<?x32x?xf32>
+}
+
+// f64 inputs keep their statistics in f64.
+// CHECK-LABEL: func.func @grad_f64
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = fa.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} sinks %{{.*}} mask causal :
+func.func @grad_f64(%q: tensor<1x4x7x16xf64>, %k: tensor<1x1x9x16xf64>, %v: tensor<1x1x9x16xf64>, %o: tensor<1x4x7x16xf64>, %lse: tensor<1x4x7xf64>, %dO: tensor<1x4x7x16xf64>, %s: tensor<4xf64>) -> tensor<4xf64> {
+  %dq, %dk, %dv, %ds = fa.attention_grad %q, %k, %v, %o, %lse, %dO sinks %s mask causal : (tensor<1x4x7x16xf64>, tensor<1x1x9x16xf64>, tensor<1x1x9x16xf64>, tensor<1x4x7x16xf64>, tensor<1x4x7xf64>, tensor<1x4x7x16xf64>, tensor<4xf64>) -> (tensor<1x4x7x16xf64>, tensor<1x1x9x16xf64>, tensor<1x1x9x16xf64>, tensor<4xf64>)
+  return %ds : tensor<4xf64>
+}
+
+// CHECK-LABEL: func.func @softmax_matmul
+// CHECK: fa.softmax_matmul %{{.*}}, %{{.*}} : (tensor<16x2048x64xf32>, tensor<16x64x512xf32>) -> tensor<16x2048x512xf32>
+func.func @softmax_matmul(%x: tensor<16x2048x64xf32>, %v: tensor<16x64x512xf32>) -> tensor<16x2048x512xf32> {
+  %r = fa.softmax_matmul %x, %v : (tensor<16x2048x64xf32>, tensor<16x64x512xf32>) -> tensor<16x2048x512xf32>
+  return %r : tensor<16x2048x512xf32>
+}

@@ -1,0 +1,2 @@
+fa.kernel {
+}

@@ -1,0 +1,4 @@
+fa.kernel @k {
+  func.func @forward(%x: tensor<?x?x?xf32>, %v: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+    %r = fa.softmax_matmul %x, %v : (tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+    return %r : tensor<?x?x?xf32>

@@ -1,0 +1,25 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "FA"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "corpus", "Inputs", "check_corpus.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.fa_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%specs", os.path.join(config.fa_src_root, "kernels_spec")))
+config.substitutions.append(("%python", config.python_executable))
+
+llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.fa_tools_dir, append_path=True)
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.fa_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["fa-opt"], tool_dirs)
