@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fa/Conversion/Pipelines.h"
 #include "fa/Dialect/FA/FADialect.h"
 #include "fa/Transforms/Passes.h"
 
@@ -30,6 +31,7 @@ int main(int argc, char **argv) {
 
   mlir::registerAllPasses();
   fa::registerFAPasses();
+  fa::registerPipelines();
 
   mlir::DialectRegistry registry;
   registry.insert<fa::FADialect>();

@@ -19,4 +19,35 @@ def FASpecializeElementType : Pass<"fa-specialize-element-type", "::mlir::Module
   ];
 }
 
+def FATile : Pass<"fa-tile", "::mlir::ModuleOp"> {
+  let summary = "Lower fa kernels to online-softmax tile loops on memrefs";
+  let description = [{
+    Each `fa.kernel @K` function `F` becomes a top-level `func.func @K_F`
+    in destination-passing style: the inputs as strided memrefs (any
+    strides), then one memref per result, written in place.
+
+    Forward (and fa.softmax_matmul): per (batch, query head, query tile) a
+    loop over key tiles carrying the running max m, the sum l and the
+    accumulator in base-2 units (scale * log2 e folded into the scores), then
+    o = acc / l and lse = (m + log2 l) * ln 2. Masks are loop bounds and tile
+    predicates: key tiles wholly outside the causal/window region are never
+    visited, tiles wholly inside run without a predicate, and only boundary
+    tiles (diagonal, window edge, ragged last tile) are predicated. Sink
+    tokens are a separate leading phase. The key/value head of query head h
+    is h / (Hq / Hkv).
+
+    Backward: a preprocess D = rowsum(dO * o), a dK/dV loop that owns key
+    tiles and visits the query tiles of every query head of its group, a dQ
+    loop that owns query tiles, and the dsinks reduction. No Sq x Sk buffer
+    is ever allocated; scratch is tile-sized.
+  }];
+  let options = [
+    Option<"blockM", "block-m", "int64_t", "16", "query rows per tile">,
+    Option<"blockN", "block-n", "int64_t", "32", "keys per tile">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect"];
+}
+
 #endif // FA_TRANSFORMS_PASSES_TD

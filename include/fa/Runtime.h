@@ -1,0 +1,101 @@
+//===- Runtime.h - fa's public C++ API --------------------------*- C++ -*-===//
+//
+// Compile a spec for a target and run its kernels on caller-owned buffers.
+// Only the standard library appears here: the Python module and exported
+// kernels include this header without MLIR's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_RUNTIME_H
+#define FA_RUNTIME_H
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fa {
+
+enum class DType { F16, BF16, F32, F64 };
+
+/// "f16", "bf16", "f32", "f64".
+const char *dtypeName(DType dtype);
+std::optional<DType> parseDType(const std::string &name);
+std::size_t dtypeSize(DType dtype);
+/// The type of lse, sinks and dsinks for inputs of `dtype`.
+DType accumulatorDType(DType dtype);
+
+enum class Target { CPU, GPU, Auto };
+
+/// A caller-owned strided tensor; sizes and strides count elements.
+struct Tensor {
+  void *data = nullptr;
+  DType dtype = DType::F32;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+
+  /// A row-major (contiguous) view of `data`.
+  static Tensor contiguous(void *data, DType dtype,
+                           std::vector<int64_t> sizes);
+};
+
+enum class Entry { Forward, Backward };
+
+/// What a named kernel of a spec computes, read from the spec.
+struct KernelInfo {
+  std::string name;
+  bool softmaxMatmul = false;
+  bool hasBackward = false;
+  bool causal = false;
+  std::optional<int64_t> window;
+  int64_t sinkTokens = 0;
+  bool learnableSinks = false;
+  std::optional<double> scale;
+  /// Forward argument names in call order and their sizes (-1: dynamic).
+  std::vector<std::string> argNames;
+  std::vector<std::vector<int64_t>> argSizes;
+};
+
+struct CompileOptions {
+  /// Element type to specialise the spec to; the spec's own when unset.
+  std::optional<DType> dtype;
+  Target target = Target::Auto;
+  int64_t blockM = 16;
+  int64_t blockN = 32;
+};
+
+/// A spec compiled for one element type and target.
+class Program {
+public:
+  /// Parses, verifies and compiles `specText` (named `bufferName` in
+  /// diagnostics). On failure returns null and sets `error` to
+  /// `file:line:col: error: ...` lines.
+  static std::unique_ptr<Program> compile(const std::string &specText,
+                                          const std::string &bufferName,
+                                          const CompileOptions &options,
+                                          std::string &error);
+  ~Program();
+
+  const std::vector<KernelInfo> &kernels() const;
+  const KernelInfo *findKernel(const std::string &name) const;
+  DType dtype() const;
+  Target target() const;
+
+  /// Runs `entry` of `kernel` on `args`: the entry's inputs then its outputs
+  /// in the spec's order (forward: q, k, v[, sinks], o, lse; backward: q, k,
+  /// v, o, lse, dO[, sinks], dq, dk, dv[, dsinks]; softmax_matmul: x, v,
+  /// out). Shapes are checked with the verifier's messages. Returns false
+  /// and sets `error` on failure.
+  bool run(const std::string &kernel, Entry entry,
+           const std::vector<Tensor> &args, std::string &error);
+
+private:
+  Program();
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace fa
+
+#endif // FA_RUNTIME_H

@@ -1,0 +1,408 @@
+//===- Program.cpp - Compile specs and run their kernels ------------------===//
+
+#include "fa/Runtime.h"
+
+#include "fa/Conversion/Pipelines.h"
+#include "fa/Dialect/FA/FAOps.h"
+#include "fa/Transforms/Passes.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <map>
+#include <mutex>
+#include <set>
+
+using namespace mlir;
+
+namespace fa {
+
+const char *dtypeName(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::F32:
+    return "f32";
+  case DType::F64:
+    return "f64";
+  }
+  return "?";
+}
+
+std::optional<DType> parseDType(const std::string &name) {
+  for (DType d : {DType::F16, DType::BF16, DType::F32, DType::F64})
+    if (name == dtypeName(d))
+      return d;
+  return std::nullopt;
+}
+
+std::size_t dtypeSize(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+  case DType::BF16:
+    return 2;
+  case DType::F32:
+    return 4;
+  case DType::F64:
+    return 8;
+  }
+  return 0;
+}
+
+DType accumulatorDType(DType dtype) {
+  return dtype == DType::F64 ? DType::F64 : DType::F32;
+}
+
+Tensor Tensor::contiguous(void *data, DType dtype,
+                          std::vector<int64_t> sizes) {
+  Tensor t;
+  t.data = data;
+  t.dtype = dtype;
+  t.strides.assign(sizes.size(), 1);
+  for (int64_t i = static_cast<int64_t>(sizes.size()) - 2; i >= 0; --i)
+    t.strides[i] = t.strides[i + 1] * sizes[i + 1];
+  t.sizes = std::move(sizes);
+  return t;
+}
+
+static Type toMlirType(MLIRContext *ctx, DType dtype) {
+  return parseElementTypeName(ctx, dtypeName(dtype));
+}
+
+static std::optional<DType> fromMlirType(Type type) {
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  type.print(os);
+  return parseDType(name);
+}
+
+struct Program::Impl {
+  MLIRContext context;
+  /// The verified, specialised spec: the source of launch-time checks.
+  OwningOpRef<ModuleOp> spec;
+  std::unique_ptr<ExecutionEngine> engine;
+  std::vector<KernelInfo> kernels;
+  DType dtype = DType::F32;
+  Target target = Target::CPU;
+  /// Shapes already checked, per entry function.
+  std::set<std::string> validated;
+  std::mutex mutex;
+
+  Impl() : context(makeRegistry()) { context.loadAllAvailableDialects(); }
+
+  static DialectRegistry makeRegistry() {
+    DialectRegistry registry;
+    registry.insert<FADialect>();
+    registerAllDialects(registry);
+    registerAllExtensions(registry);
+    registerAllToLLVMIRTranslations(registry);
+    return registry;
+  }
+
+  /// Checks `args` against the entry by re-verifying its fa op with the
+  /// run-time sizes, so launch errors read like compile-time ones.
+  bool validate(KernelOp kernel, func::FuncOp fn, const std::string &entry,
+                const std::vector<Tensor> &args, std::string &error);
+};
+
+Program::Program() : impl(std::make_unique<Impl>()) {}
+Program::~Program() = default;
+
+const std::vector<KernelInfo> &Program::kernels() const {
+  return impl->kernels;
+}
+
+const KernelInfo *Program::findKernel(const std::string &name) const {
+  for (const KernelInfo &k : impl->kernels)
+    if (k.name == name)
+      return &k;
+  return nullptr;
+}
+
+DType Program::dtype() const { return impl->dtype; }
+Target Program::target() const { return impl->target; }
+
+static KernelInfo describe(KernelOp kernel) {
+  KernelInfo info;
+  info.name = kernel.getSymName().str();
+  func::FuncOp forward = kernel.getForward();
+  info.hasBackward = static_cast<bool>(kernel.getBackward());
+  Operation *compute = KernelOp::getComputeOp(forward);
+  if (auto op = dyn_cast<AttentionOp>(compute)) {
+    info.causal = op.getMask() == MaskKind::causal;
+    info.window = op.getWindow();
+    info.sinkTokens = op.getSinkTokens();
+    info.learnableSinks = static_cast<bool>(op.getSinks());
+    if (auto scale = op.getScale())
+      info.scale = scale->convertToDouble();
+    info.argNames = {"q", "k", "v"};
+    if (info.learnableSinks)
+      info.argNames.push_back("sinks");
+  } else {
+    info.softmaxMatmul = true;
+    info.argNames = {"x", "v"};
+  }
+  for (Type t : forward.getArgumentTypes()) {
+    std::vector<int64_t> sizes;
+    for (int64_t s : cast<RankedTensorType>(t).getShape())
+      sizes.push_back(ShapedType::isDynamic(s) ? -1 : s);
+    info.argSizes.push_back(std::move(sizes));
+  }
+  return info;
+}
+
+std::unique_ptr<Program> Program::compile(const std::string &specText,
+                                          const std::string &bufferName,
+                                          const CompileOptions &options,
+                                          std::string &error) {
+  std::unique_ptr<Program> program(new Program());
+  Impl &impl = *program->impl;
+  MLIRContext *ctx = &impl.context;
+
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(specText, bufferName),
+      llvm::SMLoc());
+  std::string diagnostics;
+  llvm::raw_string_ostream diagStream(diagnostics);
+  SourceMgrDiagnosticHandler handler(sourceMgr, ctx, diagStream);
+  auto fail = [&](const std::string &message) {
+    error = diagnostics.empty() ? message : diagnostics;
+    return nullptr;
+  };
+
+  impl.spec = parseSourceFile<ModuleOp>(sourceMgr, ctx);
+  if (!impl.spec)
+    return fail(bufferName + ": error: could not parse the spec");
+  auto kernels = impl.spec->getOps<KernelOp>();
+  if (kernels.empty())
+    return fail(bufferName + ": error: the spec holds no fa.kernel");
+
+  // The spec's element type is the first forward argument's.
+  KernelOp first = *kernels.begin();
+  Type specElement =
+      cast<ShapedType>(first.getForward().getArgumentTypes()[0])
+          .getElementType();
+  impl.dtype = options.dtype ? *options.dtype : *fromMlirType(specElement);
+  if (options.dtype) {
+    PassManager pm(ctx);
+    FASpecializeElementTypeOptions specialize;
+    specialize.elementType = dtypeName(*options.dtype);
+    pm.addPass(createFASpecializeElementType(specialize));
+    if (failed(pm.run(*impl.spec)))
+      return fail(bufferName + ": error: element-type specialisation failed");
+  }
+  for (KernelOp kernel : impl.spec->getOps<KernelOp>())
+    impl.kernels.push_back(describe(kernel));
+
+  if (options.target == Target::GPU)
+    return fail("error: --target gpu: this build of fa has no GPU backend "
+                "yet; use --target cpu (or auto)");
+  impl.target = Target::CPU;
+
+  OwningOpRef<ModuleOp> lowered(cast<ModuleOp>(impl.spec->clone()));
+  PassManager pm(ctx);
+  CpuPipelineOptions cpu;
+  cpu.blockM = options.blockM;
+  cpu.blockN = options.blockN;
+  buildCpuPipeline(pm, cpu);
+  if (failed(pm.run(*lowered)))
+    return fail(bufferName + ": error: lowering to the CPU failed");
+
+  static std::once_flag nativeTargetOnce;
+  std::call_once(nativeTargetOnce, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0,
+                                /*targetMachine=*/nullptr);
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = optimize;
+  auto engine = ExecutionEngine::create(*lowered, engineOptions);
+  if (!engine) {
+    std::string message = llvm::toString(engine.takeError());
+    return fail("error: JIT compilation for the CPU failed: " + message);
+  }
+  impl.engine = std::move(*engine);
+  return program;
+}
+
+/// The names of an entry's arguments: its op's inputs, then its outputs.
+static std::vector<std::string> argumentNames(Operation *compute) {
+  std::vector<std::string> names;
+  if (auto op = dyn_cast<AttentionOp>(compute)) {
+    names = {"q", "k", "v"};
+    if (op.getSinks())
+      names.push_back("sinks");
+    names.insert(names.end(), {"o", "lse"});
+  } else if (auto op = dyn_cast<AttentionGradOp>(compute)) {
+    names = {"q", "k", "v", "o", "lse", "dO"};
+    if (op.getSinks())
+      names.push_back("sinks");
+    names.insert(names.end(), {"dq", "dk", "dv"});
+    if (op.getSinks())
+      names.push_back("dsinks");
+  } else {
+    names = {"x", "v", "out"};
+  }
+  return names;
+}
+
+bool Program::Impl::validate(KernelOp kernel, func::FuncOp fn,
+                             const std::string &entry,
+                             const std::vector<Tensor> &args,
+                             std::string &error) {
+  Operation *compute = KernelOp::getComputeOp(fn);
+  std::string prefix =
+      "kernel '" + kernel.getSymName().str() + "' " + entry + ": ";
+  size_t numInputs = compute->getNumOperands();
+  size_t expected = numInputs + compute->getNumResults();
+  if (args.size() != expected) {
+    error = prefix + "expected " + std::to_string(expected) +
+            " tensors (inputs then outputs), got " +
+            std::to_string(args.size());
+    return false;
+  }
+  SmallVector<Type> specTypes(fn.getArgumentTypes());
+  llvm::append_range(specTypes, fn.getResultTypes());
+  std::vector<std::string> names = argumentNames(compute);
+  std::string key = entry;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Tensor &t = args[i];
+    std::string name = "'" + names[i] + "' (argument #" + std::to_string(i) +
+                       ")";
+    if (!t.data) {
+      error = prefix + name + " has no data";
+      return false;
+    }
+    if (t.strides.size() != t.sizes.size()) {
+      error = prefix + name + " has " + std::to_string(t.sizes.size()) +
+              " sizes but " + std::to_string(t.strides.size()) + " strides";
+      return false;
+    }
+    for (size_t d = 0; d < t.sizes.size(); ++d) {
+      if (t.sizes[d] < 1) {
+        error = prefix + name + " has size " + std::to_string(t.sizes[d]) +
+                " in dim " + std::to_string(d) +
+                "; fa needs non-empty tensors";
+        return false;
+      }
+    }
+    // Sizes the spec fixes must match; the verifier below only relates the
+    // arguments to each other.
+    auto specType = cast<RankedTensorType>(specTypes[i]);
+    if (static_cast<int64_t>(t.sizes.size()) != specType.getRank()) {
+      error = prefix + name + " has rank " + std::to_string(t.sizes.size()) +
+              ", the spec declares " + std::to_string(specType.getRank());
+      return false;
+    }
+    for (auto [d, size] : llvm::enumerate(specType.getShape())) {
+      if (!ShapedType::isDynamic(size) && size != t.sizes[d]) {
+        error = prefix + name + " has size " + std::to_string(t.sizes[d]) +
+                " in dim " + std::to_string(d) + ", the spec fixes it to " +
+                std::to_string(size);
+        return false;
+      }
+    }
+    key += std::string("|") + dtypeName(t.dtype);
+    for (int64_t s : t.sizes)
+      key += "," + std::to_string(s);
+  }
+  if (validated.count(key))
+    return true;
+
+  // Clone the fa op with the run-time types into a scratch function and run
+  // its verifier.
+  OpBuilder b(&context);
+  OwningOpRef<ModuleOp> scratch(ModuleOp::create(b.getUnknownLoc()));
+  b.setInsertionPointToEnd(scratch->getBody());
+  SmallVector<Type> inputTypes;
+  for (size_t i = 0; i < numInputs; ++i)
+    inputTypes.push_back(RankedTensorType::get(
+        args[i].sizes, toMlirType(&context, args[i].dtype)));
+  auto check = func::FuncOp::create(
+      b, fn.getLoc(), "check", FunctionType::get(&context, inputTypes, {}));
+  Block *body = check.addEntryBlock();
+  b.setInsertionPointToEnd(body);
+  IRMapping mapping;
+  mapping.map(compute->getOperands(), body->getArguments());
+  Operation *clone = b.clone(*compute, mapping);
+  for (auto [result, arg] :
+       llvm::zip(clone->getResults(), ArrayRef(args).drop_front(numInputs)))
+    result.setType(
+        RankedTensorType::get(arg.sizes, toMlirType(&context, arg.dtype)));
+  std::string message;
+  {
+    ScopedDiagnosticHandler capture(&context, [&](Diagnostic &diag) {
+      if (message.empty())
+        message = diag.str();
+      return success();
+    });
+    if (failed(verify(clone))) {
+      error = prefix + message;
+      return false;
+    }
+  }
+  validated.insert(key);
+  return true;
+}
+
+bool Program::run(const std::string &kernelName, Entry entry,
+                  const std::vector<Tensor> &args, std::string &error) {
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  KernelOp kernel = impl->spec->lookupSymbol<KernelOp>(kernelName);
+  if (!kernel) {
+    error = "no kernel named '" + kernelName + "' in the spec";
+    return false;
+  }
+  std::string entryName = entry == Entry::Forward ? "forward" : "backward";
+  func::FuncOp fn = entry == Entry::Forward ? kernel.getForward()
+                                            : kernel.getBackward();
+  if (!fn) {
+    error = "kernel '" + kernelName + "' has no backward";
+    return false;
+  }
+  if (!impl->validate(kernel, fn, entryName, args, error))
+    return false;
+
+  // One strided memref descriptor per tensor:
+  // {allocated, aligned, offset, sizes[rank], strides[rank]}.
+  std::vector<std::vector<int64_t>> descriptors;
+  descriptors.reserve(args.size());
+  for (const Tensor &t : args) {
+    std::vector<int64_t> desc;
+    desc.push_back(reinterpret_cast<intptr_t>(t.data));
+    desc.push_back(reinterpret_cast<intptr_t>(t.data));
+    desc.push_back(0);
+    desc.insert(desc.end(), t.sizes.begin(), t.sizes.end());
+    desc.insert(desc.end(), t.strides.begin(), t.strides.end());
+    descriptors.push_back(std::move(desc));
+  }
+  std::vector<void *> pointers;
+  for (auto &desc : descriptors)
+    pointers.push_back(desc.data());
+  std::vector<void *> packed;
+  for (void *&p : pointers)
+    packed.push_back(&p);
+  std::string symbol = "_mlir_ciface_" + kernelName + "_" + entryName;
+  if (llvm::Error err = impl->engine->invokePacked(symbol, packed)) {
+    error = "could not run " + symbol + ": " + llvm::toString(std::move(err));
+    return false;
+  }
+  return true;
+}
+
+} // namespace fa

@@ -1,0 +1,728 @@
+//===- Tile.cpp - fa kernels to online-softmax tile loops -----------------===//
+//
+// Lowers every fa.kernel function to a destination-passing func.func over
+// strided memrefs whose body is scf loops over tiles. The mask never exists
+// as data: it is the bounds of the key-tile (or query-tile) loops plus a
+// per-element predicate on boundary tiles only.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Dialect/FA/FAOps.h"
+#include "fa/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <cmath>
+#include <functional>
+
+namespace fa {
+#define GEN_PASS_DEF_FATILE
+#include "fa/Transforms/Passes.h.inc"
+} // namespace fa
+
+using namespace mlir;
+using namespace fa;
+
+namespace {
+
+constexpr double kLog2E = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
+
+/// The variant attributes that shape loop bounds and predicates.
+struct Variant {
+  bool causal = false;
+  std::optional<int64_t> window;
+  int64_t sinkTokens = 0;
+  std::optional<double> scale;
+};
+
+template <typename OpT>
+Variant getVariant(OpT op) {
+  Variant v;
+  v.causal = op.getMask() == MaskKind::causal;
+  v.window = op.getWindow();
+  v.sinkTokens = op.getSinkTokens();
+  if (auto scale = op.getScale())
+    v.scale = scale->convertToDouble();
+  return v;
+}
+
+/// Emits the tile loops of one entry function. Index arithmetic is signed:
+/// the causal offset Sk - Sq may be negative.
+class TileEmitter {
+public:
+  TileEmitter(ImplicitLocOpBuilder &b, Type accType, int64_t blockM,
+              int64_t blockN)
+      : b(b), acc(cast<FloatType>(accType)), blockM(blockM), blockN(blockN) {}
+
+  //===--------------------------------------------------------------------===//
+  // Small builders.
+  //===--------------------------------------------------------------------===//
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value flt(double v) {
+    return arith::ConstantOp::create(b, acc, b.getFloatAttr(acc, v));
+  }
+  Value negInf() { return flt(-INFINITY); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value min(Value x, Value y) { return arith::MinSIOp::create(b, x, y); }
+  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, x, y); }
+  Value clamp(Value x, Value lo, Value hi) { return min(max(x, lo), hi); }
+  Value ceilDiv(Value x, int64_t d) {
+    return arith::CeilDivSIOp::create(b, x, idx(d));
+  }
+  Value floorDiv(Value x, int64_t d) {
+    return arith::FloorDivSIOp::create(b, x, idx(d));
+  }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, p, x, y);
+  }
+  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
+  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
+  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
+  Value fmax(Value x, Value y) { return arith::MaximumFOp::create(b, x, y); }
+  Value exp2(Value x) { return math::Exp2Op::create(b, x); }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, c, x, y);
+  }
+  Value dim(Value memref, int64_t i) {
+    return memref::DimOp::create(b, memref, i);
+  }
+
+  /// Loads `memref[indices]` converted to the accumulator type.
+  Value load(Value memref, ValueRange indices) {
+    Value v = memref::LoadOp::create(b, memref, indices);
+    if (v.getType() != acc)
+      v = arith::ExtFOp::create(b, acc, v);
+    return v;
+  }
+  /// Stores an accumulator-typed `v` into `memref[indices]`.
+  void store(Value v, Value memref, ValueRange indices) {
+    Type elt = cast<MemRefType>(memref.getType()).getElementType();
+    if (elt != acc)
+      v = arith::TruncFOp::create(b, elt, v);
+    memref::StoreOp::create(b, v, memref, indices);
+  }
+
+  /// A tile-sized scratch buffer, allocated once at function entry.
+  Value scratch(ArrayRef<int64_t> shape, ValueRange dynamicSizes) {
+    return memref::AllocaOp::create(b, MemRefType::get(shape, acc),
+                                    dynamicSizes);
+  }
+
+  /// for (iv = lb; iv < ub; iv += step) body(iv)
+  void loop(Value lb, Value ub, Value step,
+            llvm::function_ref<void(Value)> body) {
+    auto forOp = scf::ForOp::create(b, lb, ub, step);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forOp.getBody()->getTerminator());
+    body(forOp.getInductionVar());
+  }
+  void loop(Value ub, llvm::function_ref<void(Value)> body) {
+    loop(idx(0), ub, idx(1), body);
+  }
+  /// Folds `step(iv, carried)` over [0, ub) starting from `init`.
+  Value reduce(Value ub, Value init,
+               llvm::function_ref<Value(Value, Value)> step) {
+    auto forOp = scf::ForOp::create(b, idx(0), ub, idx(1), ValueRange{init});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(forOp.getBody());
+    Value next = step(forOp.getInductionVar(), forOp.getRegionIterArgs()[0]);
+    scf::YieldOp::create(b, next);
+    return forOp.getResult(0);
+  }
+  /// sum_d a[d] * b[d] over [0, n).
+  Value dot(Value n, llvm::function_ref<Value(Value)> a,
+            llvm::function_ref<Value(Value)> bv) {
+    return reduce(n, flt(0.0), [&](Value d, Value sum) {
+      return fadd(sum, fmul(a(d), bv(d)));
+    });
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Phases: a range of tiles split into masked and unmasked loops.
+  //===--------------------------------------------------------------------===//
+
+  /// Visits the tiles of size `block` that start at `lo` and cover [lo, hi).
+  /// Tiles wholly inside [innerLo, innerHi) run `tile(start, /*masked=*/
+  /// false)`; the leading and trailing tiles around them run with
+  /// `masked = true`. A masked tile may be partial; an unmasked one never is.
+  void phase(Value lo, Value hi, Value innerLo, Value innerHi, int64_t block,
+             llvm::function_ref<void(Value, bool)> tile) {
+    Value zero = idx(0);
+    Value lead = mul(ceilDiv(max(sub(innerLo, lo), zero), block), idx(block));
+    Value leadEnd = min(hi, add(lo, lead));
+    Value innerEnd = min(innerHi, hi);
+    Value full =
+        mul(floorDiv(max(sub(innerEnd, leadEnd), zero), block), idx(block));
+    Value midEnd = add(leadEnd, full);
+    Value step = idx(block);
+    loop(lo, leadEnd, step, [&](Value start) { tile(start, true); });
+    loop(leadEnd, midEnd, step, [&](Value start) { tile(start, false); });
+    loop(midEnd, hi, step, [&](Value start) { tile(start, true); });
+  }
+
+  //===--------------------------------------------------------------------===//
+  // The mask.
+  //===--------------------------------------------------------------------===//
+
+  /// Sizes shared by every attention entry.
+  struct Dims {
+    Value batch, hq, hkv, sq, sk, d, group, offset;
+  };
+
+  Dims attentionDims(Value q, Value k) {
+    Dims dims;
+    dims.batch = dim(q, 0);
+    dims.hq = dim(q, 1);
+    dims.sq = dim(q, 2);
+    dims.d = dim(q, 3);
+    dims.hkv = dim(k, 1);
+    dims.sk = dim(k, 2);
+    dims.group = arith::DivSIOp::create(b, dims.hq, dims.hkv);
+    dims.offset = sub(dims.sk, dims.sq);
+    return dims;
+  }
+
+  /// Whether query row i may see key j (both absolute), for boundary tiles.
+  Value allowed(const Variant &v, const Dims &dims, Value i, Value j) {
+    Value ok = cmp(arith::CmpIPredicate::slt, j, dims.sk);
+    Value diag = add(i, dims.offset);
+    if (v.causal)
+      ok = arith::AndIOp::create(
+          b, ok, cmp(arith::CmpIPredicate::sle, j, diag));
+    if (v.window) {
+      Value inWindow =
+          cmp(arith::CmpIPredicate::sgt, j, sub(diag, idx(*v.window)));
+      if (v.sinkTokens > 0)
+        inWindow = arith::OrIOp::create(
+            b, inWindow,
+            cmp(arith::CmpIPredicate::slt, j, idx(v.sinkTokens)));
+      ok = arith::AndIOp::create(b, ok, inWindow);
+    }
+    return ok;
+  }
+
+  /// Visits the key tiles that query rows [m0, m0 + rows) may see: a sink
+  /// phase over [0, min(T, lo)), then the causal/window range [lo, hi).
+  void keyTiles(const Variant &v, const Dims &dims, Value m0, Value rows,
+                llvm::function_ref<void(Value, bool, Value)> tile) {
+    Value zero = idx(0);
+    Value lastRow = sub(add(m0, rows), idx(1));
+    Value hi = dims.sk;
+    if (v.causal)
+      hi = clamp(add(add(lastRow, dims.offset), idx(1)), zero, dims.sk);
+    Value lo = zero;
+    if (v.window)
+      lo = clamp(add(sub(add(m0, dims.offset), idx(*v.window)), idx(1)), zero,
+                 hi);
+    if (v.sinkTokens > 0) {
+      // Sink keys below the window start are visible to every row of the
+      // tile (they lie left of the first row's window edge, hence left of
+      // every diagonal), so only a partial last tile needs a bound.
+      Value sinkHi = min(idx(v.sinkTokens), lo);
+      phase(zero, sinkHi, zero, sinkHi, blockN,
+            [&](Value n0, bool masked) { tile(n0, masked, sinkHi); });
+    }
+    // Tiles wholly inside: right of the last row's window edge and left of
+    // the first row's diagonal.
+    Value innerLo = lo;
+    if (v.window)
+      innerLo = clamp(
+          add(sub(add(lastRow, dims.offset), idx(*v.window)), idx(1)), lo, hi);
+    Value innerHi = hi;
+    if (v.causal)
+      innerHi = clamp(add(add(m0, dims.offset), idx(1)), lo, hi);
+    phase(lo, hi, innerLo, innerHi, blockN,
+          [&](Value n0, bool masked) { tile(n0, masked, hi); });
+  }
+
+  /// Visits the query tiles that may see keys [n0, n0 + cols), for the
+  /// backward's dK/dV loop.
+  void queryTiles(const Variant &v, const Dims &dims, Value n0, Value cols,
+                  llvm::function_ref<void(Value, bool)> tile) {
+    Value zero = idx(0);
+    Value lo = zero, hi = dims.sq;
+    Value innerLo = zero, innerHi = dims.sq;
+    Value lastKey = sub(add(n0, cols), idx(1));
+    if (v.causal) {
+      // Row i sees key j when j <= i + offset.
+      lo = clamp(sub(n0, dims.offset), zero, dims.sq);
+      innerLo = sub(add(n0, idx(blockN - 1)), dims.offset);
+    }
+    if (v.window) {
+      // Row i sees key j when j > i + offset - W, unless j is a sink key.
+      Value w = idx(*v.window);
+      Value windowHi = clamp(add(sub(lastKey, dims.offset), w), zero, dims.sq);
+      if (v.sinkTokens > 0)
+        windowHi = select(cmp(arith::CmpIPredicate::slt, n0,
+                              idx(v.sinkTokens)),
+                          dims.sq, windowHi);
+      hi = windowHi;
+      innerHi = add(sub(n0, dims.offset), w);
+    }
+    lo = min(lo, hi);
+    // A partial key tile has no unmasked query tiles.
+    Value fullKeys = cmp(arith::CmpIPredicate::eq, cols, idx(blockN));
+    innerLo = clamp(innerLo, lo, hi);
+    innerHi = select(fullKeys, clamp(innerHi, innerLo, hi), innerLo);
+    phase(lo, hi, innerLo, innerHi, blockM, tile);
+  }
+
+  /// scale * log2(e), from the attribute or 1/sqrt(D).
+  Value scoreScale(const Variant &v, Value d, bool base2) {
+    Value scale;
+    if (v.scale) {
+      scale = flt(*v.scale);
+    } else {
+      Value di = arith::IndexCastOp::create(b, b.getI64Type(), d);
+      Value df = arith::SIToFPOp::create(b, acc, di);
+      scale = arith::DivFOp::create(b, flt(1.0), math::SqrtOp::create(b, df));
+    }
+    return base2 ? fmul(scale, flt(kLog2E)) : scale;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Forward: the online softmax.
+  //===--------------------------------------------------------------------===//
+
+  /// What the online-softmax loop needs to know about its operands.
+  struct OnlineSoftmax {
+    Value rowsTotal, cols, width; // Sq (or M), Sk (or N), D (or P)
+    /// Score of (row i, key j) in base-2 units.
+    std::function<Value(Value, Value)> score;
+    /// value[j][c] for output column c.
+    std::function<Value(Value, Value)> value;
+    /// Initial running max (base 2) and sum of a row: the learnable sink.
+    std::function<std::pair<Value, Value>()> init;
+    std::function<void(Value, Value, Value)> storeOut; // (i, c, value)
+    std::function<void(Value, Value)> storeLse;        // (i, lse) or null
+    /// Visits the key tiles of rows [m0, m0 + rows).
+    std::function<void(Value, Value,
+                       llvm::function_ref<void(Value, bool, Value)>)>
+        keyTiles;
+    /// Whether (i, j) survives the mask on a boundary tile.
+    std::function<Value(Value, Value)> allowed;
+  };
+
+  struct Scratch {
+    Value acc, m, l, s;
+  };
+
+  Scratch forwardScratch(Value width) {
+    return {scratch({blockM, ShapedType::kDynamic}, width),
+            scratch({blockM}, {}), scratch({blockM}, {}),
+            scratch({blockN}, {})};
+  }
+
+  /// One query tile of the online softmax: rows [m0, m0 + rows).
+  void onlineSoftmaxTile(const OnlineSoftmax &os, const Scratch &sc, Value m0,
+                         Value rows) {
+    loop(rows, [&](Value r) {
+      auto [m, l] = os.init();
+      memref::StoreOp::create(b, m, sc.m, r);
+      memref::StoreOp::create(b, l, sc.l, r);
+      loop(os.width, [&](Value c) {
+        memref::StoreOp::create(b, flt(0.0), sc.acc, ValueRange{r, c});
+      });
+    });
+    os.keyTiles(m0, rows, [&](Value n0, bool masked, Value keyHi) {
+      Value cols = masked ? min(idx(blockN), sub(keyHi, n0)) : idx(blockN);
+      loop(rows, [&](Value r) {
+        Value i = add(m0, r);
+        Value rowMax = reduce(cols, negInf(), [&](Value c, Value mx) {
+          Value j = add(n0, c);
+          Value s = os.score(i, j);
+          if (masked)
+            s = select(os.allowed(i, j), s, negInf());
+          memref::StoreOp::create(b, s, sc.s, c);
+          return fmax(mx, s);
+        });
+        Value mOld = memref::LoadOp::create(b, sc.m, r);
+        Value mNew = fmax(mOld, rowMax);
+        // A row with nothing visible yet keeps m = -inf; subtract 0 then so
+        // exp2(-inf - -inf) never makes a NaN.
+        Value isEmpty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                              mNew, negInf());
+        Value mSafe = select(isEmpty, flt(0.0), mNew);
+        Value alpha = exp2(fsub(mOld, mSafe));
+        Value sum = reduce(cols, flt(0.0), [&](Value c, Value total) {
+          Value p = exp2(fsub(memref::LoadOp::create(b, sc.s, c), mSafe));
+          memref::StoreOp::create(b, p, sc.s, c);
+          return fadd(total, p);
+        });
+        Value lOld = memref::LoadOp::create(b, sc.l, r);
+        memref::StoreOp::create(b, fadd(fmul(alpha, lOld), sum), sc.l, r);
+        memref::StoreOp::create(b, mNew, sc.m, r);
+        loop(os.width, [&](Value c) {
+          Value a0 = fmul(
+              alpha, memref::LoadOp::create(b, sc.acc, ValueRange{r, c}));
+          Value a = reduce(cols, a0, [&](Value cc, Value total) {
+            Value p = memref::LoadOp::create(b, sc.s, cc);
+            return fadd(total, fmul(p, os.value(add(n0, cc), c)));
+          });
+          memref::StoreOp::create(b, a, sc.acc, ValueRange{r, c});
+        });
+      });
+    });
+    // o = acc / l and lse = (m + log2 l) ln 2; an empty row gives o = 0 and
+    // lse = -inf.
+    loop(rows, [&](Value r) {
+      Value i = add(m0, r);
+      Value l = memref::LoadOp::create(b, sc.l, r);
+      Value positive =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l, flt(0.0));
+      Value inv = select(positive, arith::DivFOp::create(b, flt(1.0), l),
+                         flt(0.0));
+      loop(os.width, [&](Value c) {
+        os.storeOut(i, c,
+                    fmul(memref::LoadOp::create(b, sc.acc, ValueRange{r, c}),
+                         inv));
+      });
+      if (os.storeLse) {
+        Value m = memref::LoadOp::create(b, sc.m, r);
+        Value lse = fmul(fadd(m, math::Log2Op::create(b, l)), flt(kLn2));
+        os.storeLse(i, select(positive, lse, negInf()));
+      }
+    });
+  }
+
+  /// Loops over query tiles of rows [0, rowsTotal) and runs `tile`.
+  void queryTileLoop(Value rowsTotal, llvm::function_ref<void(Value, Value)>
+                                          tile) {
+    loop(ceilDiv(rowsTotal, blockM), [&](Value mt) {
+      Value m0 = mul(mt, idx(blockM));
+      tile(m0, min(idx(blockM), sub(rowsTotal, m0)));
+    });
+  }
+
+  void emitAttentionForward(const Variant &v, Value q, Value k, Value val,
+                            Value sinks, Value o, Value lse) {
+    Dims dims = attentionDims(q, k);
+    Value scale = scoreScale(v, dims.d, /*base2=*/true);
+    Scratch sc = forwardScratch(dims.d);
+    loop(dims.batch, [&](Value bi) {
+      loop(dims.hq, [&](Value h) {
+        Value g = arith::DivSIOp::create(b, h, dims.group);
+        OnlineSoftmax os;
+        os.width = dims.d;
+        os.score = [&](Value i, Value j) {
+          Value s = dot(
+              dims.d, [&](Value d) { return load(q, {bi, h, i, d}); },
+              [&](Value d) { return load(k, {bi, g, j, d}); });
+          return fmul(s, scale);
+        };
+        os.value = [&](Value j, Value c) { return load(val, {bi, g, j, c}); };
+        os.init = [&]() -> std::pair<Value, Value> {
+          if (!sinks)
+            return {negInf(), flt(0.0)};
+          return {fmul(load(sinks, {h}), flt(kLog2E)), flt(1.0)};
+        };
+        os.storeOut = [&](Value i, Value c, Value x) {
+          store(x, o, {bi, h, i, c});
+        };
+        os.storeLse = [&](Value i, Value x) { store(x, lse, {bi, h, i}); };
+        os.keyTiles = [&](Value m0, Value rows,
+                          llvm::function_ref<void(Value, bool, Value)> t) {
+          keyTiles(v, dims, m0, rows, t);
+        };
+        os.allowed = [&](Value i, Value j) { return allowed(v, dims, i, j); };
+        queryTileLoop(dims.sq, [&](Value m0, Value rows) {
+          onlineSoftmaxTile(os, sc, m0, rows);
+        });
+      });
+    });
+  }
+
+  void emitSoftmaxMatmul(Value x, Value val, Value out) {
+    Value batch = dim(x, 0), rowsTotal = dim(x, 1), n = dim(x, 2);
+    Value width = dim(val, 2);
+    Scratch sc = forwardScratch(width);
+    loop(batch, [&](Value bi) {
+      OnlineSoftmax os;
+      os.width = width;
+      os.score = [&](Value i, Value j) {
+        return fmul(load(x, {bi, i, j}), flt(kLog2E));
+      };
+      os.value = [&](Value j, Value c) { return load(val, {bi, j, c}); };
+      os.init = [&]() -> std::pair<Value, Value> {
+        return {negInf(), flt(0.0)};
+      };
+      os.storeOut = [&](Value i, Value c, Value y) {
+        store(y, out, {bi, i, c});
+      };
+      os.keyTiles = [&](Value m0, Value rows,
+                        llvm::function_ref<void(Value, bool, Value)> t) {
+        Value zero = idx(0);
+        phase(zero, n, zero, n, blockN,
+              [&](Value n0, bool masked) { t(n0, masked, n); });
+      };
+      os.allowed = [&](Value, Value j) {
+        return cmp(arith::CmpIPredicate::slt, j, n);
+      };
+      queryTileLoop(rowsTotal, [&](Value m0, Value rows) {
+        onlineSoftmaxTile(os, sc, m0, rows);
+      });
+    });
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Backward.
+  //===--------------------------------------------------------------------===//
+
+  struct GradOperands {
+    Value q, k, v, o, lse, dO, sinks, dq, dk, dv, dsinks;
+  };
+
+  /// P_ij (0 when masked) and dS_ij for rows of head h, kv head g.
+  std::pair<Value, Value> probAndGrad(const GradOperands &op, const Dims &dims,
+                                      Value scaleLog2, Value bi, Value h,
+                                      Value g, Value i, Value j, Value lse2,
+                                      Value di, Value mask) {
+    Value s = dot(
+        dims.d, [&](Value d) { return load(op.q, {bi, h, i, d}); },
+        [&](Value d) { return load(op.k, {bi, g, j, d}); });
+    Value p = exp2(fsub(fmul(s, scaleLog2), lse2));
+    if (mask)
+      p = select(mask, p, flt(0.0));
+    Value dp = dot(
+        dims.d, [&](Value d) { return load(op.dO, {bi, h, i, d}); },
+        [&](Value d) { return load(op.v, {bi, g, j, d}); });
+    return {p, fmul(p, fsub(dp, di))};
+  }
+
+  void emitAttentionBackward(const Variant &v, const GradOperands &op) {
+    Dims dims = attentionDims(op.q, op.k);
+    Value scaleLog2 = scoreScale(v, dims.d, /*base2=*/true);
+    Value scale = scoreScale(v, dims.d, /*base2=*/false);
+    Value log2e = flt(kLog2E);
+
+    // Preprocess: D = rowsum(dO * o), O(B * Hq * Sq).
+    Value rowDot = memref::AllocOp::create(
+        b,
+        MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic,
+                         ShapedType::kDynamic},
+                        acc),
+        ValueRange{dims.batch, dims.hq, dims.sq});
+    loop(dims.batch, [&](Value bi) {
+      loop(dims.hq, [&](Value h) {
+        loop(dims.sq, [&](Value i) {
+          Value d = dot(
+              dims.d, [&](Value c) { return load(op.dO, {bi, h, i, c}); },
+              [&](Value c) { return load(op.o, {bi, h, i, c}); });
+          memref::StoreOp::create(b, d, rowDot, ValueRange{bi, h, i});
+        });
+      });
+    });
+
+    Value dkAcc = scratch({blockN, ShapedType::kDynamic}, dims.d);
+    Value dvAcc = scratch({blockN, ShapedType::kDynamic}, dims.d);
+    Value dqAcc = scratch({blockM, ShapedType::kDynamic}, dims.d);
+
+    // dK/dV: each key tile of a kv head sums over the query tiles of every
+    // query head of its group.
+    loop(dims.batch, [&](Value bi) {
+      loop(dims.hkv, [&](Value g) {
+        loop(ceilDiv(dims.sk, blockN), [&](Value nt) {
+          Value n0 = mul(nt, idx(blockN));
+          Value cols = min(idx(blockN), sub(dims.sk, n0));
+          loop(cols, [&](Value c) {
+            loop(dims.d, [&](Value d) {
+              memref::StoreOp::create(b, flt(0.0), dkAcc, ValueRange{c, d});
+              memref::StoreOp::create(b, flt(0.0), dvAcc, ValueRange{c, d});
+            });
+          });
+          loop(dims.group, [&](Value member) {
+            Value h = add(mul(g, dims.group), member);
+            queryTiles(v, dims, n0, cols, [&](Value m0, bool masked) {
+              Value rows = masked ? min(idx(blockM), sub(dims.sq, m0))
+                                  : idx(blockM);
+              loop(rows, [&](Value r) {
+                Value i = add(m0, r);
+                Value lse2 = fmul(load(op.lse, {bi, h, i}), log2e);
+                Value di = memref::LoadOp::create(b, rowDot,
+                                                  ValueRange{bi, h, i});
+                loop(cols, [&](Value c) {
+                  Value j = add(n0, c);
+                  Value mask = masked ? allowed(v, dims, i, j) : Value();
+                  std::pair<Value, Value> pds = probAndGrad(
+                      op, dims, scaleLog2, bi, h, g, i, j, lse2, di, mask);
+                  Value p = pds.first;
+                  Value dsScaled = fmul(pds.second, scale);
+                  loop(dims.d, [&](Value d) {
+                    Value dvOld =
+                        memref::LoadOp::create(b, dvAcc, ValueRange{c, d});
+                    Value dkOld =
+                        memref::LoadOp::create(b, dkAcc, ValueRange{c, d});
+                    memref::StoreOp::create(
+                        b, fadd(dvOld, fmul(p, load(op.dO, {bi, h, i, d}))),
+                        dvAcc, ValueRange{c, d});
+                    memref::StoreOp::create(
+                        b,
+                        fadd(dkOld, fmul(dsScaled, load(op.q, {bi, h, i, d}))),
+                        dkAcc, ValueRange{c, d});
+                  });
+                });
+              });
+            });
+          });
+          loop(cols, [&](Value c) {
+            loop(dims.d, [&](Value d) {
+              Value j = add(n0, c);
+              store(memref::LoadOp::create(b, dkAcc, ValueRange{c, d}), op.dk,
+                    {bi, g, j, d});
+              store(memref::LoadOp::create(b, dvAcc, ValueRange{c, d}), op.dv,
+                    {bi, g, j, d});
+            });
+          });
+        });
+      });
+    });
+
+    // dQ: each query tile loops over the key tiles the forward visited.
+    loop(dims.batch, [&](Value bi) {
+      loop(dims.hq, [&](Value h) {
+        Value g = arith::DivSIOp::create(b, h, dims.group);
+        queryTileLoop(dims.sq, [&](Value m0, Value rows) {
+          loop(rows, [&](Value r) {
+            loop(dims.d, [&](Value d) {
+              memref::StoreOp::create(b, flt(0.0), dqAcc, ValueRange{r, d});
+            });
+          });
+          keyTiles(v, dims, m0, rows,
+                   [&](Value n0, bool masked, Value keyHi) {
+            Value cols =
+                masked ? min(idx(blockN), sub(keyHi, n0)) : idx(blockN);
+            loop(rows, [&](Value r) {
+              Value i = add(m0, r);
+              Value lse2 = fmul(load(op.lse, {bi, h, i}), log2e);
+              Value di =
+                  memref::LoadOp::create(b, rowDot, ValueRange{bi, h, i});
+              loop(cols, [&](Value c) {
+                Value j = add(n0, c);
+                Value mask = masked ? allowed(v, dims, i, j) : Value();
+                Value ds = probAndGrad(op, dims, scaleLog2, bi, h, g, i, j,
+                                       lse2, di, mask)
+                               .second;
+                loop(dims.d, [&](Value d) {
+                  Value old =
+                      memref::LoadOp::create(b, dqAcc, ValueRange{r, d});
+                  memref::StoreOp::create(
+                      b, fadd(old, fmul(ds, load(op.k, {bi, g, j, d}))),
+                      dqAcc, ValueRange{r, d});
+                });
+              });
+            });
+          });
+          loop(rows, [&](Value r) {
+            loop(dims.d, [&](Value d) {
+              Value x = memref::LoadOp::create(b, dqAcc, ValueRange{r, d});
+              store(fmul(x, scale), op.dq, {bi, h, add(m0, r), d});
+            });
+          });
+        });
+      });
+    });
+
+    // dsink_h = -sum_{b,i} exp(sink_h - lse_i) * D_i.
+    if (op.sinks) {
+      loop(dims.hq, [&](Value h) {
+        Value sink2 = fmul(load(op.sinks, {h}), log2e);
+        Value total = reduce(dims.batch, flt(0.0), [&](Value bi, Value sum) {
+          return reduce(dims.sq, sum, [&](Value i, Value s) {
+            Value lse2 = fmul(load(op.lse, {bi, h, i}), log2e);
+            Value di = memref::LoadOp::create(b, rowDot, ValueRange{bi, h, i});
+            return fadd(s, fmul(exp2(fsub(sink2, lse2)), di));
+          });
+        });
+        store(arith::NegFOp::create(b, total), op.dsinks, {h});
+      });
+    }
+    memref::DeallocOp::create(b, rowDot);
+  }
+
+private:
+  ImplicitLocOpBuilder &b;
+  FloatType acc;
+  int64_t blockM, blockN;
+};
+
+/// A memref of `type`'s shape and element type with any strides and offset.
+MemRefType stridedMemRef(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  SmallVector<int64_t> strides(tensor.getRank(), ShapedType::kDynamic);
+  auto layout = StridedLayoutAttr::get(type.getContext(),
+                                       ShapedType::kDynamic, strides);
+  return MemRefType::get(tensor.getShape(), tensor.getElementType(), layout);
+}
+
+struct Tile : fa::impl::FATileBase<Tile> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (blockM < 1 || blockN < 1) {
+      getOperation().emitError()
+          << "fa-tile: block-m and block-n must be >= 1, got " << blockM
+          << " and " << blockN;
+      return signalPassFailure();
+    }
+    SmallVector<KernelOp> kernels(getOperation().getOps<KernelOp>());
+    for (KernelOp kernel : kernels) {
+      for (func::FuncOp fn : kernel.getOps<func::FuncOp>())
+        lowerEntry(kernel, fn);
+      kernel.erase();
+    }
+  }
+
+  /// Emits `@<kernel>_<entry>(inputs..., outputs...)` for one entry.
+  void lowerEntry(KernelOp kernel, func::FuncOp fn) {
+    Operation *compute = KernelOp::getComputeOp(fn);
+    SmallVector<Type> argTypes;
+    for (Type t : fn.getArgumentTypes())
+      argTypes.push_back(stridedMemRef(t));
+    for (Type t : fn.getResultTypes())
+      argTypes.push_back(stridedMemRef(t));
+
+    ImplicitLocOpBuilder b(fn.getLoc(), kernel);
+    std::string name = (kernel.getSymName() + "_" + fn.getSymName()).str();
+    auto entry = func::FuncOp::create(
+        b, name, FunctionType::get(&getContext(), argTypes, {}));
+    entry->setAttr("fa.kernel", kernel.getSymNameAttr());
+    entry->setAttr("fa.entry", fn.getSymNameAttr());
+    entry->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    Block *body = entry.addEntryBlock();
+    b.setInsertionPointToStart(body);
+    ValueRange args = body->getArguments();
+
+    Type element = cast<ShapedType>(fn.getArgumentTypes()[0]).getElementType();
+    TileEmitter emit(b, getAccumulatorType(element), blockM, blockN);
+    if (auto op = dyn_cast<AttentionOp>(compute)) {
+      bool sinks = static_cast<bool>(op.getSinks());
+      emit.emitAttentionForward(getVariant(op), args[0], args[1], args[2],
+                                sinks ? args[3] : Value(),
+                                args[sinks ? 4 : 3], args[sinks ? 5 : 4]);
+    } else if (auto op = dyn_cast<AttentionGradOp>(compute)) {
+      bool sinks = static_cast<bool>(op.getSinks());
+      unsigned out = sinks ? 7 : 6;
+      TileEmitter::GradOperands g{args[0], args[1], args[2], args[3],
+                                  args[4], args[5],
+                                  sinks ? args[6] : Value(), args[out],
+                                  args[out + 1], args[out + 2],
+                                  sinks ? args[out + 3] : Value()};
+      emit.emitAttentionBackward(getVariant(op), g);
+    } else {
+      emit.emitSoftmaxMatmul(args[0], args[1], args[2]);
+    }
+    func::ReturnOp::create(b);
+  }
+};
+
+} // namespace

@@ -1,0 +1,542 @@
+//===- fa-run.cpp - Compile a spec, run it, check it ----------------------===//
+//
+// fa-run <spec> [--kernel NAME] [--shape B,Hq,Hkv,Sq,Sk,D[;...]]
+//        [--dtype f32|f64|bf16|f16] [--backward] [--target cpu|gpu|auto]
+//        [--seed N] [--check] [--gradcheck]
+//
+// Makes fresh random inputs, runs each kernel, and with --check compares
+// every output with a naive float64 reference, printing the max relative
+// error (max |got - ref| / max |ref|) and failing when one exceeds the
+// dtype's tolerance.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Reference.h"
+#include "fa/Runtime.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+using namespace llvm;
+
+static cl::opt<std::string> specPath(cl::Positional, cl::desc("<spec.mlir>"),
+                                     cl::Required);
+static cl::opt<std::string>
+    kernelName("kernel", cl::desc("run only this kernel (default: all)"));
+static cl::opt<std::string> shapeList(
+    "shape",
+    cl::desc("B,Hq,Hkv,Sq,Sk,D (softmax_matmul: B,M,N,P); several separated "
+             "by ';'. Defaults fill what the spec leaves dynamic."));
+static cl::opt<std::string> dtypeName("dtype",
+                                      cl::desc("f16, bf16, f32 or f64"),
+                                      cl::init(""));
+static cl::opt<bool> backward("backward", cl::desc("also run the backward"));
+static cl::opt<std::string> targetName("target", cl::desc("cpu, gpu or auto"),
+                                       cl::init("auto"));
+static cl::opt<unsigned> seed("seed", cl::desc("random seed"), cl::init(0));
+static cl::opt<bool> check("check",
+                           cl::desc("compare with a float64 reference"));
+static cl::opt<bool> gradcheck(
+    "gradcheck",
+    cl::desc("finite-difference check of the backward (needs --dtype f64)"));
+static cl::opt<int64_t> blockM("block-m", cl::desc("query rows per tile"),
+                               cl::init(16));
+static cl::opt<int64_t> blockN("block-n", cl::desc("keys per tile"),
+                               cl::init(32));
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Host tensors in any fa dtype.
+//===----------------------------------------------------------------------===//
+
+uint16_t toBF16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  if (std::isnan(f))
+    return 0x7fc0;
+  bits += 0x7fff + ((bits >> 16) & 1); // round to nearest even
+  return static_cast<uint16_t>(bits >> 16);
+}
+float fromBF16(uint16_t h) {
+  uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+uint16_t toF16(float f) {
+  // Round to nearest even via the float's bits; inputs here are finite and
+  // well inside f16's range.
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000;
+  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = x & 0x7fffff;
+  if (exp <= 0) { // subnormal
+    if (exp < -10)
+      return static_cast<uint16_t>(sign);
+    mant |= 0x800000;
+    uint32_t shift = static_cast<uint32_t>(14 - exp);
+    uint32_t half = mant >> shift;
+    uint32_t rem = mant & ((1u << shift) - 1);
+    uint32_t mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1)))
+      ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  if (exp >= 31)
+    return static_cast<uint16_t>(sign | 0x7c00);
+  uint32_t half = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
+  uint32_t rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (half & 1)))
+    ++half;
+  return static_cast<uint16_t>(sign | half);
+}
+float fromF16(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  float f;
+  if (exp == 0)
+    f = std::ldexp(static_cast<float>(mant), -24);
+  else if (exp == 31)
+    f = mant ? NAN : INFINITY;
+  else
+    f = std::ldexp(static_cast<float>(mant | 0x400), static_cast<int>(exp) - 25);
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits |= sign;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+struct HostTensor {
+  fa::DType dtype;
+  std::vector<int64_t> sizes;
+  std::vector<uint8_t> bytes;
+
+  HostTensor(fa::DType dtype, std::vector<int64_t> sizes)
+      : dtype(dtype), sizes(std::move(sizes)) {
+    bytes.resize(numel() * fa::dtypeSize(dtype));
+    poison();
+  }
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t s : sizes)
+      n *= s;
+    return n;
+  }
+  /// Fills with NaN so an element the kernel forgets to write shows up.
+  void poison() {
+    for (int64_t i = 0; i < numel(); ++i)
+      set(i, std::numeric_limits<double>::quiet_NaN());
+  }
+  void set(int64_t i, double x) {
+    uint8_t *p = &bytes[i * fa::dtypeSize(dtype)];
+    switch (dtype) {
+    case fa::DType::F64:
+      std::memcpy(p, &x, 8);
+      break;
+    case fa::DType::F32: {
+      float f = static_cast<float>(x);
+      std::memcpy(p, &f, 4);
+      break;
+    }
+    case fa::DType::BF16: {
+      uint16_t h = toBF16(static_cast<float>(x));
+      std::memcpy(p, &h, 2);
+      break;
+    }
+    case fa::DType::F16: {
+      uint16_t h = toF16(static_cast<float>(x));
+      std::memcpy(p, &h, 2);
+      break;
+    }
+    }
+  }
+  double get(int64_t i) const {
+    const uint8_t *p = &bytes[i * fa::dtypeSize(dtype)];
+    switch (dtype) {
+    case fa::DType::F64: {
+      double x;
+      std::memcpy(&x, p, 8);
+      return x;
+    }
+    case fa::DType::F32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case fa::DType::BF16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return fromBF16(h);
+    }
+    case fa::DType::F16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return fromF16(h);
+    }
+    }
+    return 0;
+  }
+  /// Stores `values` rounded to the dtype.
+  void assign(const std::vector<double> &values) {
+    for (int64_t i = 0; i < numel(); ++i)
+      set(i, values[i]);
+  }
+  std::vector<double> values() const {
+    std::vector<double> out(numel());
+    for (int64_t i = 0; i < numel(); ++i)
+      out[i] = get(i);
+    return out;
+  }
+  fa::Tensor view() {
+    return fa::Tensor::contiguous(bytes.data(), dtype, sizes);
+  }
+};
+
+/// Random values already rounded to `dtype`, as the kernel will see them.
+HostTensor randomTensor(fa::DType dtype, std::vector<int64_t> sizes,
+                        std::mt19937_64 &rng, double stddev = 1.0) {
+  HostTensor t(dtype, std::move(sizes));
+  std::normal_distribution<double> dist(0.0, stddev);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.set(i, dist(rng));
+  return t;
+}
+
+/// max |got - ref| / max |ref|; matching infinities count as exact.
+double relativeError(const std::vector<double> &got,
+                     const std::vector<double> &ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    if (std::isinf(ref[i]) || std::isinf(got[i])) {
+      if (got[i] != ref[i])
+        return INFINITY;
+      continue;
+    }
+    if (std::isnan(got[i]))
+      return NAN;
+    num = std::max(num, std::abs(got[i] - ref[i]));
+    den = std::max(den, std::abs(ref[i]));
+  }
+  return den > 0 ? num / den : num;
+}
+
+double tolerance(fa::DType dtype) {
+  switch (dtype) {
+  case fa::DType::F64:
+    return 1e-10;
+  case fa::DType::F32:
+    return 1e-4;
+  case fa::DType::F16:
+    return 5e-3;
+  case fa::DType::BF16:
+    return 3e-2;
+  }
+  return 0;
+}
+
+struct Checker {
+  bool failed = false;
+  fa::DType dtype;
+  void report(const std::string &what, const std::vector<double> &got,
+              const std::vector<double> &ref, double tol) {
+    double err = relativeError(got, ref);
+    bool bad = !(err <= tol);
+    failed |= bad;
+    outs() << " " << what << "=" << format("%.2e", err) << (bad ? "(FAIL)" : "");
+  }
+};
+
+[[noreturn]] void die(const std::string &message) {
+  errs() << "fa-run: " << message << "\n";
+  std::exit(1);
+}
+
+/// Parses "a,b,c;d,e,f" into shapes of `arity` positive sizes.
+std::vector<std::vector<int64_t>> parseShapes(const std::string &text,
+                                              size_t arity) {
+  std::vector<std::vector<int64_t>> shapes;
+  SmallVector<StringRef> groups;
+  StringRef(text).split(groups, ';', -1, false);
+  for (StringRef group : groups) {
+    SmallVector<StringRef> parts;
+    group.split(parts, ',');
+    std::vector<int64_t> shape;
+    for (StringRef part : parts) {
+      int64_t v;
+      if (part.trim().getAsInteger(10, v) || v < 1)
+        die("--shape: '" + group.str() + "' must be " +
+            std::to_string(arity) + " positive integers separated by ','");
+      shape.push_back(v);
+    }
+    if (shape.size() != arity)
+      die("--shape: '" + group.str() + "' has " +
+          std::to_string(shape.size()) + " sizes, expected " +
+          std::to_string(arity));
+    shapes.push_back(shape);
+  }
+  return shapes;
+}
+
+struct Runner {
+  fa::Program &program;
+  Checker checker;
+  std::mt19937_64 rng;
+
+  void run(const fa::KernelInfo &info, const std::vector<int64_t> &shape) {
+    if (info.softmaxMatmul)
+      return runSoftmaxMatmul(info, shape);
+    runAttention(info, shape);
+  }
+
+  void call(const std::string &kernel, fa::Entry entry,
+            std::vector<HostTensor *> tensors) {
+    std::vector<fa::Tensor> args;
+    for (HostTensor *t : tensors)
+      args.push_back(t->view());
+    std::string error;
+    if (!program.run(kernel, entry, args, error))
+      die(error);
+  }
+
+  void runSoftmaxMatmul(const fa::KernelInfo &info,
+                        const std::vector<int64_t> &s) {
+    fa::DType dt = program.dtype();
+    HostTensor x = randomTensor(dt, {s[0], s[1], s[2]}, rng);
+    HostTensor v = randomTensor(dt, {s[0], s[2], s[3]}, rng);
+    HostTensor out(dt, {s[0], s[1], s[3]});
+    auto start = std::chrono::steady_clock::now();
+    call(info.name, fa::Entry::Forward, {&x, &v, &out});
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    outs() << info.name << " shape=" << join(map(s), ",")
+           << " dtype=" << fa::dtypeName(dt) << format(" time=%.1fms", ms);
+    if (check)
+      checker.report("out", out.values(),
+                     fa::reference::softmaxMatmul(s[0], s[1], s[2], s[3],
+                                                  x.values(), v.values()),
+                     tolerance(dt));
+    outs() << "\n";
+  }
+
+  static std::vector<std::string> map(const std::vector<int64_t> &s) {
+    std::vector<std::string> out;
+    for (int64_t v : s)
+      out.push_back(std::to_string(v));
+    return out;
+  }
+
+  void runAttention(const fa::KernelInfo &info,
+                    const std::vector<int64_t> &s) {
+    fa::DType dt = program.dtype(), acc = fa::accumulatorDType(dt);
+    int64_t B = s[0], Hq = s[1], Hkv = s[2], Sq = s[3], Sk = s[4], D = s[5];
+    fa::reference::Problem p;
+    p.batch = B, p.hq = Hq, p.hkv = Hkv, p.sq = Sq, p.sk = Sk, p.d = D;
+    p.causal = info.causal;
+    p.window = info.window;
+    p.sinkTokens = info.sinkTokens;
+    p.scale = info.scale ? *info.scale : 1.0 / std::sqrt(double(D));
+
+    HostTensor q = randomTensor(dt, {B, Hq, Sq, D}, rng);
+    HostTensor k = randomTensor(dt, {B, Hkv, Sk, D}, rng);
+    HostTensor v = randomTensor(dt, {B, Hkv, Sk, D}, rng);
+    HostTensor sinks = randomTensor(acc, {Hq}, rng);
+    HostTensor o(dt, {B, Hq, Sq, D}), lse(acc, {B, Hq, Sq});
+    std::vector<HostTensor *> fwdArgs = {&q, &k, &v};
+    if (info.learnableSinks)
+      fwdArgs.push_back(&sinks);
+    fwdArgs.push_back(&o);
+    fwdArgs.push_back(&lse);
+
+    auto start = std::chrono::steady_clock::now();
+    call(info.name, fa::Entry::Forward, fwdArgs);
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    outs() << info.name << " shape=" << join(map(s), ",")
+           << " dtype=" << fa::dtypeName(dt) << format(" fwd=%.1fms", ms);
+    std::vector<double> sinkValues = sinks.values();
+    const std::vector<double> *sinkPtr =
+        info.learnableSinks ? &sinkValues : nullptr;
+    fa::reference::Forward ref;
+    if (check || backward || gradcheck)
+      ref = fa::reference::attention(p, q.values(), k.values(), v.values(),
+                                     sinkPtr);
+    if (check) {
+      checker.report("o", o.values(), ref.o, tolerance(dt));
+      checker.report("lse", lse.values(), ref.lse, tolerance(acc));
+    }
+    if ((backward || gradcheck) && info.hasBackward) {
+      // The backward sees the reference forward's o and lse, rounded as the
+      // kernel stores them, and a random dO.
+      HostTensor oIn(dt, o.sizes), lseIn(acc, lse.sizes);
+      oIn.assign(ref.o);
+      lseIn.assign(ref.lse);
+      HostTensor dO = randomTensor(dt, o.sizes, rng);
+      HostTensor dq(dt, q.sizes), dk(dt, k.sizes), dv(dt, v.sizes);
+      HostTensor dsinks(acc, {Hq});
+      std::vector<HostTensor *> bwdArgs = {&q, &k, &v, &oIn, &lseIn, &dO};
+      if (info.learnableSinks)
+        bwdArgs.push_back(&sinks);
+      for (HostTensor *t : {&dq, &dk, &dv})
+        bwdArgs.push_back(t);
+      if (info.learnableSinks)
+        bwdArgs.push_back(&dsinks);
+      start = std::chrono::steady_clock::now();
+      call(info.name, fa::Entry::Backward, bwdArgs);
+      ms = std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now() - start)
+               .count();
+      outs() << format(" bwd=%.1fms", ms);
+      if (check) {
+        fa::reference::Backward g = fa::reference::attentionGrad(
+            p, q.values(), k.values(), v.values(), oIn.values(),
+            lseIn.values(), dO.values(), sinkPtr);
+        checker.report("dq", dq.values(), g.dq, tolerance(dt));
+        checker.report("dk", dk.values(), g.dk, tolerance(dt));
+        checker.report("dv", dv.values(), g.dv, tolerance(dt));
+        if (info.learnableSinks)
+          checker.report("dsinks", dsinks.values(), g.dsinks, tolerance(acc));
+      }
+      if (gradcheck)
+        finiteDifferences(info, fwdArgs, dO, {&dq, &dk, &dv, &dsinks});
+    }
+    outs() << "\n";
+  }
+
+  /// Compares the backward with central differences of
+  /// L = sum(o * dO) on a sample of elements of q, k, v and sinks.
+  void finiteDifferences(const fa::KernelInfo &info,
+                         std::vector<HostTensor *> fwdArgs,
+                         const HostTensor &dO,
+                         std::vector<HostTensor *> grads) {
+    if (program.dtype() != fa::DType::F64)
+      die("--gradcheck needs --dtype f64");
+    HostTensor &o = *fwdArgs[fwdArgs.size() - 2];
+    std::vector<double> dOv = dO.values();
+    auto loss = [&]() {
+      call(info.name, fa::Entry::Forward, fwdArgs);
+      double total = 0;
+      for (int64_t i = 0; i < o.numel(); ++i)
+        total += o.get(i) * dOv[i];
+      return total;
+    };
+    const char *names[] = {"fd_dq", "fd_dk", "fd_dv", "fd_dsinks"};
+    size_t numInputs = info.learnableSinks ? 4 : 3;
+    for (size_t t = 0; t < numInputs; ++t) {
+      HostTensor &x = *fwdArgs[t];
+      std::vector<double> analytic = grads[t]->values();
+      std::vector<double> sampled, numeric;
+      std::uniform_int_distribution<int64_t> pick(0, x.numel() - 1);
+      for (int n = 0; n < 12; ++n) {
+        int64_t i = pick(rng);
+        double x0 = x.get(i), eps = 1e-5;
+        x.set(i, x0 + eps);
+        double up = loss();
+        x.set(i, x0 - eps);
+        double down = loss();
+        x.set(i, x0);
+        numeric.push_back((up - down) / (2 * eps));
+        sampled.push_back(analytic[i]);
+      }
+      // Normalise by the whole gradient's scale, not the sample's.
+      double scale = 0;
+      for (double g : analytic)
+        scale = std::max(scale, std::abs(g));
+      double err = 0;
+      for (size_t n = 0; n < sampled.size(); ++n)
+        err = std::max(err, std::abs(sampled[n] - numeric[n]));
+      err = scale > 0 ? err / scale : err;
+      bool bad = !(err <= 1e-5);
+      checker.failed |= bad;
+      outs() << " " << names[t] << "=" << format("%.2e", err)
+             << (bad ? "(FAIL)" : "");
+    }
+  }
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+  cl::ParseCommandLineOptions(argc, argv,
+                              "fa-run: compile an fa spec, run its kernels "
+                              "on random inputs and check them\n");
+  fa::CompileOptions options;
+  if (!dtypeName.empty()) {
+    options.dtype = fa::parseDType(dtypeName);
+    if (!options.dtype)
+      die("--dtype: unknown '" + dtypeName + "'; expected f16, bf16, f32 or "
+          "f64");
+  }
+  if (targetName == "cpu")
+    options.target = fa::Target::CPU;
+  else if (targetName == "gpu")
+    options.target = fa::Target::GPU;
+  else if (targetName == "auto")
+    options.target = fa::Target::Auto;
+  else
+    die("--target: unknown '" + targetName + "'; expected cpu, gpu or auto");
+  if (blockM < 1 || blockN < 1)
+    die("--block-m and --block-n must be >= 1");
+  options.blockM = blockM;
+  options.blockN = blockN;
+
+  auto file = MemoryBuffer::getFile(specPath);
+  if (!file)
+    die("cannot read '" + specPath + "': " + file.getError().message());
+  std::string error;
+  std::unique_ptr<fa::Program> program = fa::Program::compile(
+      (*file)->getBuffer().str(), specPath, options, error);
+  if (!program) {
+    errs() << error;
+    return 1;
+  }
+
+  Runner runner{*program, {}, std::mt19937_64(seed)};
+  bool ranOne = false;
+  for (const fa::KernelInfo &info : program->kernels()) {
+    if (!kernelName.empty() && info.name != kernelName)
+      continue;
+    ranOne = true;
+    // Defaults for what the spec leaves dynamic; the spec's static sizes win.
+    std::vector<int64_t> shape;
+    if (info.softmaxMatmul) {
+      shape = {2, 67, 100, 24};
+    } else {
+      const auto &qs = info.argSizes[0], &ks = info.argSizes[1];
+      shape = {2, 8, 2, 100, 100, 32};
+      if (qs[1] > 0)
+        shape[1] = qs[1];
+      if (ks[1] > 0)
+        shape[2] = ks[1];
+      if (qs[3] > 0)
+        shape[5] = qs[3];
+    }
+    std::vector<std::vector<int64_t>> shapes =
+        shapeList.empty() ? std::vector<std::vector<int64_t>>{shape}
+                          : parseShapes(shapeList, shape.size());
+    for (const auto &s : shapes)
+      runner.run(info, s);
+  }
+  if (!ranOne)
+    die("no kernel named '" + kernelName + "' in " + specPath);
+  if (runner.checker.failed) {
+    errs() << "fa-run: FAILED: an error exceeds the " << fa::dtypeName(
+                  program->dtype())
+           << " tolerance\n";
+    return 1;
+  }
+  return 0;
+}
