@@ -8,7 +8,7 @@ from lit.llvm.subst import ToolSubst
 config.name = "FA"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "corpus", "Inputs", "check_corpus.py"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "corpus", "Inputs", "check_corpus.py", "conformance"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.fa_obj_root, "test")
 
@@ -22,4 +22,4 @@ llvm_config.with_environment("PATH", config.fa_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.fa_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["fa-opt"], tool_dirs)
+llvm_config.add_tool_substitutions(["fa-opt", "fa-run"], tool_dirs)

@@ -119,12 +119,13 @@ public:
   }
 
   /// for (iv = lb; iv < ub; iv += step) body(iv)
-  void loop(Value lb, Value ub, Value step,
-            llvm::function_ref<void(Value)> body) {
+  scf::ForOp loop(Value lb, Value ub, Value step,
+                  llvm::function_ref<void(Value)> body) {
     auto forOp = scf::ForOp::create(b, lb, ub, step);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(forOp.getBody()->getTerminator());
     body(forOp.getInductionVar());
+    return forOp;
   }
   void loop(Value ub, llvm::function_ref<void(Value)> body) {
     loop(idx(0), ub, idx(1), body);
@@ -155,8 +156,10 @@ public:
   /// Tiles wholly inside [innerLo, innerHi) run `tile(start, /*masked=*/
   /// false)`; the leading and trailing tiles around them run with
   /// `masked = true`. A masked tile may be partial; an unmasked one never is.
-  void phase(Value lo, Value hi, Value innerLo, Value innerHi, int64_t block,
-             llvm::function_ref<void(Value, bool)> tile) {
+  /// Each loop is tagged `fa.tiles = "<name>.masked"` or `"<name>.unmasked"`
+  /// so the IR says which path it is.
+  void phase(StringRef name, Value lo, Value hi, Value innerLo, Value innerHi,
+             int64_t block, llvm::function_ref<void(Value, bool)> tile) {
     Value zero = idx(0);
     Value lead = mul(ceilDiv(max(sub(innerLo, lo), zero), block), idx(block));
     Value leadEnd = min(hi, add(lo, lead));
@@ -165,9 +168,15 @@ public:
         mul(floorDiv(max(sub(innerEnd, leadEnd), zero), block), idx(block));
     Value midEnd = add(leadEnd, full);
     Value step = idx(block);
-    loop(lo, leadEnd, step, [&](Value start) { tile(start, true); });
-    loop(leadEnd, midEnd, step, [&](Value start) { tile(start, false); });
-    loop(midEnd, hi, step, [&](Value start) { tile(start, true); });
+    auto tag = [&](scf::ForOp forOp, StringRef path) {
+      forOp->setAttr("fa.tiles", b.getStringAttr(name + "." + path));
+    };
+    tag(loop(lo, leadEnd, step, [&](Value start) { tile(start, true); }),
+        "masked");
+    tag(loop(leadEnd, midEnd, step, [&](Value start) { tile(start, false); }),
+        "unmasked");
+    tag(loop(midEnd, hi, step, [&](Value start) { tile(start, true); }),
+        "masked");
   }
 
   //===--------------------------------------------------------------------===//
@@ -229,7 +238,7 @@ public:
       // tile (they lie left of the first row's window edge, hence left of
       // every diagonal), so only a partial last tile needs a bound.
       Value sinkHi = min(idx(v.sinkTokens), lo);
-      phase(zero, sinkHi, zero, sinkHi, blockN,
+      phase("sink_keys", zero, sinkHi, zero, sinkHi, blockN,
             [&](Value n0, bool masked) { tile(n0, masked, sinkHi); });
     }
     // Tiles wholly inside: right of the last row's window edge and left of
@@ -241,7 +250,7 @@ public:
     Value innerHi = hi;
     if (v.causal)
       innerHi = clamp(add(add(m0, dims.offset), idx(1)), lo, hi);
-    phase(lo, hi, innerLo, innerHi, blockN,
+    phase("keys", lo, hi, innerLo, innerHi, blockN,
           [&](Value n0, bool masked) { tile(n0, masked, hi); });
   }
 
@@ -274,7 +283,7 @@ public:
     Value fullKeys = cmp(arith::CmpIPredicate::eq, cols, idx(blockN));
     innerLo = clamp(innerLo, lo, hi);
     innerHi = select(fullKeys, clamp(innerHi, innerLo, hi), innerLo);
-    phase(lo, hi, innerLo, innerHi, blockM, tile);
+    phase("queries", lo, hi, innerLo, innerHi, blockM, tile);
   }
 
   /// scale * log2(e), from the attribute or 1/sqrt(D).
@@ -462,7 +471,7 @@ public:
       os.keyTiles = [&](Value m0, Value rows,
                         llvm::function_ref<void(Value, bool, Value)> t) {
         Value zero = idx(0);
-        phase(zero, n, zero, n, blockN,
+        phase("keys", zero, n, zero, n, blockN,
               [&](Value n0, bool masked) { t(n0, masked, n); });
       };
       os.allowed = [&](Value, Value j) {
@@ -667,13 +676,17 @@ MemRefType stridedMemRef(Type type) {
 struct Tile : fa::impl::FATileBase<Tile> {
   using Base::Base;
 
+  // Tile sizes are command-line (or autotuner) input, checked once.
+  LogicalResult initialize(MLIRContext *context) override {
+    if (blockM < 1 || blockN < 1)
+      return emitError(UnknownLoc::get(context))
+             << "fa-tile: block-m and block-n must be >= 1, got "
+             << static_cast<int64_t>(blockM) << " and "
+             << static_cast<int64_t>(blockN);
+    return success();
+  }
+
   void runOnOperation() override {
-    if (blockM < 1 || blockN < 1) {
-      getOperation().emitError()
-          << "fa-tile: block-m and block-n must be >= 1, got " << blockM
-          << " and " << blockN;
-      return signalPassFailure();
-    }
     SmallVector<KernelOp> kernels(getOperation().getOps<KernelOp>());
     for (KernelOp kernel : kernels) {
       for (func::FuncOp fn : kernel.getOps<func::FuncOp>())

@@ -1,0 +1,101 @@
+// RUN: fa-opt %s --fa-tile="block-m=16 block-n=32" --canonicalize --cse | FileCheck %s
+// RUN: not fa-opt %s --fa-tile=block-m=0 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: fa-tile: block-m and block-n must be >= 1, got 0 and 32
+
+// Masks are loop bounds and tile predicates: per query tile, a sink phase
+// (keys [0, min(T, window start))), then the window: masked tiles at the
+// window edge, unmasked interior tiles, masked tiles at the diagonal. The
+// causal predicate (`cmpi sle`) exists only in masked tiles; scratch is
+// tile-sized and nothing is heap-allocated.
+
+// CHECK-LABEL: func.func @streaming_forward(
+// CHECK-SAME: %{{.*}}: memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>
+// GQA: the kv head is the query head divided by the group size.
+// CHECK: %[[GROUP:[0-9]+]] = arith.divsi %{{.*}}, %{{.*}} : index
+// CHECK-NOT: memref.alloc(
+// CHECK: memref.alloca(%{{.*}}) : memref<16x?xf32>
+// CHECK: memref.alloca() : memref<32xf32>
+// CHECK: scf.for %{{arg[0-9]+}} = %c0 to
+// CHECK-NEXT: scf.for %[[H:arg[0-9]+]] = %c0 to
+// CHECK-NEXT: arith.divsi %[[H]], %[[GROUP]] : index
+// CHECK: } {fa.tiles = "sink_keys.masked"}
+// CHECK-NOT: arith.cmpi sle
+// CHECK: } {fa.tiles = "sink_keys.unmasked"}
+// CHECK: arith.cmpi sle
+// CHECK: } {fa.tiles = "sink_keys.masked"}
+// CHECK: arith.cmpi sle
+// CHECK: math.exp2
+// CHECK: } {fa.tiles = "keys.masked"}
+// CHECK-NOT: arith.cmpi sle
+// CHECK: } {fa.tiles = "keys.unmasked"}
+// CHECK: arith.cmpi sle
+// CHECK: } {fa.tiles = "keys.masked"}
+// The epilogue: lse = (m + log2 l) ln 2.
+// CHECK: math.log2
+// CHECK-NOT: memref.alloc(
+// CHECK: return
+fa.kernel @streaming {
+  func.func @forward(%q: tensor<?x?x?x?xf32>, %k: tensor<?x?x?x?xf32>, %v: tensor<?x?x?x?xf32>) -> (tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) {
+    %o, %lse = fa.attention %q, %k, %v mask causal window 64 sink_tokens 4 : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) -> (tensor<?x?x?x?xf32>, tensor<?x?x?xf32>)
+    return %o, %lse : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>
+  }
+}
+
+// Learnable sinks seed the running max (in base 2) and the sum with 1.
+// Without a mask there is no sink phase and no causal predicate at all.
+// CHECK-LABEL: func.func @learnable_forward(
+// CHECK-SAME: %{{.*}}: memref<8xf32, strided<[?], offset: ?>>
+// CHECK-NOT: sink_keys
+// CHECK-NOT: arith.cmpi sle
+// CHECK: memref.load %{{.*}} : memref<8xf32, strided<[?], offset: ?>>
+// CHECK: arith.mulf %{{.*}}, %cst{{.*}} : f32
+// CHECK: } {fa.tiles = "keys.masked"}
+// CHECK: } {fa.tiles = "keys.unmasked"}
+// CHECK: } {fa.tiles = "keys.masked"}
+// CHECK: return
+fa.kernel @learnable {
+  func.func @forward(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>, %s: tensor<8xf32>) -> (tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>) {
+    %o, %lse = fa.attention %q, %k, %v sinks %s : (tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<8xf32>) -> (tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>)
+    return %o, %lse : tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>
+  }
+}
+
+// The backward: the one heap buffer is D = rowsum(dO * o), [B, Hq, Sq]; the
+// dK/dV loop owns key tiles and walks the query tiles of each query head of
+// its group (masked/unmasked like the forward's key tiles); the dQ loop
+// owns query tiles and walks the forward's key tiles.
+// CHECK-LABEL: func.func @causal_backward(
+// CHECK: memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x?x?xf32>
+// CHECK-NOT: memref.alloc(
+// CHECK: } {fa.tiles = "queries.masked"}
+// CHECK-NOT: arith.cmpi sle
+// CHECK: } {fa.tiles = "queries.unmasked"}
+// CHECK: } {fa.tiles = "queries.masked"}
+// CHECK: } {fa.tiles = "keys.masked"}
+// CHECK: } {fa.tiles = "keys.unmasked"}
+// CHECK: } {fa.tiles = "keys.masked"}
+// CHECK: memref.dealloc
+// CHECK-NOT: memref.alloc(
+// CHECK: return
+fa.kernel @causal {
+  func.func @forward(%q: tensor<?x?x?x?xf32>, %k: tensor<?x?x?x?xf32>, %v: tensor<?x?x?x?xf32>) -> (tensor<?x?x?x?xf32>, tensor<?x?x?xf32>) {
+    %o, %lse = fa.attention %q, %k, %v mask causal : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) -> (tensor<?x?x?x?xf32>, tensor<?x?x?xf32>)
+    return %o, %lse : tensor<?x?x?x?xf32>, tensor<?x?x?xf32>
+  }
+  func.func @backward(%q: tensor<?x?x?x?xf32>, %k: tensor<?x?x?x?xf32>, %v: tensor<?x?x?x?xf32>, %o: tensor<?x?x?x?xf32>, %lse: tensor<?x?x?xf32>, %dO: tensor<?x?x?x?xf32>) -> (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) {
+    %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %lse, %dO mask causal : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?x?xf32>) -> (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>)
+    return %dq, %dk, %dv : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>
+  }
+}
+
+// softmax_matmul runs the same online loop over the columns of x.
+// CHECK-LABEL: func.func @smm_forward(
+// CHECK-NOT: memref.alloc(
+// CHECK: } {fa.tiles = "keys.unmasked"}
+// CHECK: } {fa.tiles = "keys.masked"}
+fa.kernel @smm {
+  func.func @forward(%x: tensor<?x?x?xf32>, %v: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+    %r = fa.softmax_matmul %x, %v : (tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+    return %r : tensor<?x?x?xf32>
+  }
+}

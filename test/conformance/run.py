@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""CPU conformance suite: every variant through the real lowering pipeline.
+
+For each variant (mask, window, sink tokens, learnable sinks, scale) and
+element type, writes a spec with dynamic sizes, runs `fa-run --check
+--backward` over a grid of shapes (Sq, Sk in {1, 7, 64, 197, 300}, Sq != Sk
+included; D in {16, 64, 96, 128}; GQA ratios 1, 4, 8), then runs every spec
+in kernels_spec/, a finite-difference gradient check in f64 on small shapes,
+and a second tile configuration. Prints the worst relative error per dtype
+and fails if any run fails.
+
+usage: run.py FA_RUN SPECS_DIR WORK_DIR
+"""
+import collections
+import itertools
+import os
+import re
+import subprocess
+import sys
+
+SEQ_PAIRS = [(1, 1), (7, 7), (64, 64), (197, 197), (300, 300), (1, 300),
+             (7, 197), (64, 300), (300, 7), (197, 64), (300, 1)]
+HEAD_DIMS = [16, 64, 96, 128]
+HEADS = [(2, 2), (4, 1), (8, 1)]  # GQA ratios 1, 4, 8
+
+# (name, fa.attention clauses, learnable sinks)
+VARIANTS = [
+    ("full", "", False),
+    ("causal", "mask causal", False),
+    ("window1", "mask causal window 1", False),
+    ("window16", "mask causal window 16", False),
+    ("window_wide", "mask causal window 1000", False),
+    ("window16_sink1", "mask causal window 16 sink_tokens 1", False),
+    ("window16_sink4", "mask causal window 16 sink_tokens 4", False),
+    ("full_sinks", "", True),
+    ("causal_sinks", "mask causal", True),
+    ("gpt_oss_like", "mask causal window 16 sink_tokens 4", True),
+    ("causal_scale", "mask causal scale 0.3", False),
+]
+LOW_PRECISION_VARIANTS = {"causal", "window16_sink4", "gpt_oss_like",
+                          "full_sinks"}
+
+
+def spec_text(name, clauses, sinks, dtype="f32"):
+    q = f"tensor<?x?x?x?x{dtype}>"
+    acc = "f64" if dtype == "f64" else "f32"
+    lse, s = f"tensor<?x?x?x{acc}>", f"tensor<?x{acc}>"
+    ins = [q, q, q] + ([s] if sinks else [])
+    sk = " sinks %s" if sinks else ""
+    fwd_args = ", ".join(f"%{n}: {t}" for n, t in zip("qkvs", ins))
+    bwd_names = ["q", "k", "v", "o", "lse", "dO"] + (["s"] if sinks else [])
+    bwd_types = [q, q, q, q, lse, q] + ([s] if sinks else [])
+    bwd_args = ", ".join(f"%{n}: {t}" for n, t in zip(bwd_names, bwd_types))
+    outs = [q, q, q] + ([s] if sinks else [])
+    res = ", ".join(f"%r{i}" for i in range(len(outs)))
+    c = f" {clauses}" if clauses else ""
+    return f"""fa.kernel @{name} {{
+  func.func @forward({fwd_args}) -> ({q}, {lse}) {{
+    %o, %lse = fa.attention %q, %k, %v{sk}{c} : ({", ".join(ins)}) -> ({q}, {lse})
+    return %o, %lse : {q}, {lse}
+  }}
+  func.func @backward({bwd_args}) -> ({", ".join(outs)}) {{
+    {res} = fa.attention_grad %q, %k, %v, %o, %lse, %dO{sk}{c} : ({", ".join(bwd_types)}) -> ({", ".join(outs)})
+    return {res} : {", ".join(outs)}
+  }}
+}}
+"""
+
+
+def grid(offset):
+    shapes = []
+    for n, (sq, sk) in enumerate(SEQ_PAIRS):
+        hq, hkv = HEADS[(n + offset) % len(HEADS)]
+        d = HEAD_DIMS[(n + offset) % len(HEAD_DIMS)]
+        batch = 1 + (n + offset) % 2
+        shapes.append((batch, hq, hkv, sq, sk, d))
+    return shapes
+
+
+class Suite:
+    def __init__(self, fa_run, work):
+        self.fa_run, self.work = fa_run, work
+        self.worst = collections.defaultdict(float)
+        self.failures, self.runs, self.cases = [], 0, 0
+
+    def run(self, spec, args):
+        cmd = [self.fa_run, spec, "--check", "--target", "cpu"] + args
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        self.runs += 1
+        sys.stdout.write(proc.stdout)
+        for line in proc.stdout.splitlines():
+            self.cases += 1
+            dtype = re.search(r"dtype=(\w+)", line).group(1)
+            for key, value in re.findall(r" (\w+)=([-+.\w]+)", line):
+                if key in ("shape", "dtype") or value.endswith("ms"):
+                    continue
+                err = float(value.replace("(FAIL)", ""))
+                slot = "f64-gradcheck" if key.startswith("fd_") else dtype
+                self.worst[slot] = max(self.worst[slot], err)
+        if proc.returncode != 0:
+            self.failures.append(" ".join(cmd) + "\n" + proc.stderr)
+
+    def write(self, name, text):
+        path = os.path.join(self.work, name + ".mlir")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+
+def main():
+    fa_run, specs, work = sys.argv[1:4]
+    os.makedirs(work, exist_ok=True)
+    suite = Suite(fa_run, work)
+    for offset, (name, clauses, sinks) in enumerate(VARIANTS):
+        dtypes = ["f32", "f64"]
+        if name in LOW_PRECISION_VARIANTS:
+            dtypes += ["bf16", "f16"]
+        path = suite.write(name, spec_text(name, clauses, sinks))
+        for i, dtype in enumerate(dtypes):
+            shapes = ";".join(",".join(map(str, s))
+                              for s in grid(offset + i))
+            suite.run(path, ["--dtype", dtype, "--backward", "--shape",
+                             shapes, "--seed", str(offset * 10 + i)])
+        # Finite differences in f64 on small shapes.
+        suite.run(path, ["--dtype", "f64", "--gradcheck", "--shape",
+                         "1,2,1,7,9,16;1,4,2,13,13,16;1,2,2,20,5,16"])
+    # A second tile configuration moves every phase boundary.
+    for name in ("window16_sink4", "gpt_oss_like"):
+        path = os.path.join(work, name + ".mlir")
+        suite.run(path, ["--dtype", "f32", "--backward", "--block-m", "8",
+                         "--block-n", "8", "--shape",
+                         ";".join(",".join(map(str, s)) for s in grid(3))])
+    # Every named spec, with the sizes it leaves dynamic filled by fa-run.
+    for spec in sorted(os.listdir(specs)):
+        path = os.path.join(specs, spec)
+        for dtype in ("f32", "bf16"):
+            suite.run(path, ["--dtype", dtype, "--backward"])
+    suite.run(os.path.join(specs, "vit.mlir"),
+              ["--dtype", "f32", "--backward", "--shape", "2,3,3,197,197,64"])
+    suite.run(os.path.join(specs, "softmax_matmul.mlir"),
+              ["--dtype", "f32", "--shape", "2,64,8192,32;1,7,300,5"])
+
+    print(f"\n{suite.cases} cases in {suite.runs} fa-run invocations")
+    for slot in sorted(suite.worst):
+        print(f"worst relative error {slot}: {suite.worst[slot]:.2e}")
+    for failure in suite.failures:
+        print("FAILED:", failure)
+    return 1 if suite.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
