@@ -186,38 +186,39 @@ static LogicalResult verifySinks(Operation *op, StringRef name, Value sinks,
                          "one logit per query head, in the accumulator type");
 }
 
-LogicalResult AttentionOp::verify() {
-  Operation *op = getOperation();
-  if (failed(verifyQKV(op, getQ(), getK(), getV())) ||
-      failed(verifyVariant(op, getMask(), getWindow(), getSinkTokens(),
-                           getScale())))
+/// What fa.attention and fa.attention_grad share: q/k/v, the variant
+/// attributes, the sinks, and the forward's o and lse.
+template <typename OpT>
+static LogicalResult verifyAttentionOperands(OpT op, Value o, Value lse) {
+  Operation *raw = op.getOperation();
+  if (failed(verifyQKV(raw, op.getQ(), op.getK(), op.getV())) ||
+      failed(verifyVariant(raw, op.getMask(), op.getWindow(),
+                           op.getSinkTokens(), op.getScale())))
     return failure();
-  if (getSinks() && failed(verifySinks(op, "sinks", getSinks(), getQ())))
+  if (op.getSinks() &&
+      failed(verifySinks(raw, "sinks", op.getSinks(), op.getQ())))
     return failure();
-  if (failed(verifyExactType(op, "o", getO(), getQ().getType(),
+  if (failed(verifyExactType(raw, "o", o, op.getQ().getType(),
                              "the type of 'q'")) ||
-      failed(verifyExactType(op, "lse", getLse(), statsType(getQ()),
+      failed(verifyExactType(raw, "lse", lse, statsType(op.getQ()),
                              "[B, Hq, Sq] in the accumulator type")))
     return failure();
   return success();
 }
 
+LogicalResult AttentionOp::verify() {
+  return verifyAttentionOperands(*this, getO(), getLse());
+}
+
 LogicalResult AttentionGradOp::verify() {
   Operation *op = getOperation();
-  if (failed(verifyQKV(op, getQ(), getK(), getV())) ||
-      failed(verifyVariant(op, getMask(), getWindow(), getSinkTokens(),
-                           getScale())))
-    return failure();
-  if (getSinks() && failed(verifySinks(op, "sinks", getSinks(), getQ())))
+  if (failed(verifyAttentionOperands(*this, getO(), getLse())))
     return failure();
   if (static_cast<bool>(getSinks()) != static_cast<bool>(getDsinks()))
     return op->emitOpError()
            << "'dsinks' result must be present exactly when 'sinks' is given";
   Type qType = getQ().getType();
-  if (failed(verifyExactType(op, "o", getO(), qType, "the type of 'q'")) ||
-      failed(verifyExactType(op, "lse", getLse(), statsType(getQ()),
-                             "[B, Hq, Sq] in the accumulator type")) ||
-      failed(verifyExactType(op, "dO", getDO(), qType, "the type of 'q'")) ||
+  if (failed(verifyExactType(op, "dO", getDO(), qType, "the type of 'q'")) ||
       failed(verifyExactType(op, "dq", getDq(), qType, "the type of 'q'")) ||
       failed(verifyExactType(op, "dk", getDk(), getK().getType(),
                              "the type of 'k'")) ||
