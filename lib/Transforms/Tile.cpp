@@ -58,8 +58,9 @@ Variant getVariant(OpT op) {
 class TileEmitter {
 public:
   TileEmitter(ImplicitLocOpBuilder &b, Type accType, int64_t blockM,
-              int64_t blockN)
-      : b(b), acc(cast<FloatType>(accType)), blockM(blockM), blockN(blockN) {}
+              int64_t blockN, bool hoistScratch)
+      : b(b), acc(cast<FloatType>(accType)), blockM(blockM), blockN(blockN),
+        hoistScratch(hoistScratch) {}
 
   //===--------------------------------------------------------------------===//
   // Small builders.
@@ -112,8 +113,14 @@ public:
     memref::StoreOp::create(b, v, memref, indices);
   }
 
-  /// A tile-sized scratch buffer, allocated once at function entry.
+  /// A tile-sized scratch buffer for one iteration of a parallel loop.
+  /// With `hoistScratch` (the host) it is allocated once, before the loop,
+  /// so the stack does not grow with the iteration count; otherwise (a GPU
+  /// thread per iteration) it lives in the iteration.
   Value scratch(ArrayRef<int64_t> shape, ValueRange dynamicSizes) {
+    OpBuilder::InsertionGuard guard(b);
+    if (hoistScratch && currentParallel)
+      b.setInsertionPoint(currentParallel);
     return memref::AllocaOp::create(b, MemRefType::get(shape, acc),
                                     dynamicSizes);
   }
@@ -130,6 +137,18 @@ public:
   void loop(Value ub, llvm::function_ref<void(Value)> body) {
     loop(idx(0), ub, idx(1), body);
   }
+  /// A loop nest over [0, ubs) whose iterations are independent: the unit a
+  /// GPU maps to a grid.
+  void parallel(ValueRange ubs, llvm::function_ref<void(ValueRange)> body) {
+    SmallVector<Value> lbs(ubs.size(), idx(0)), steps(ubs.size(), idx(1));
+    auto par = scf::ParallelOp::create(b, lbs, ubs, steps);
+    OpBuilder::InsertionGuard guard(b);
+    currentParallel = par;
+    b.setInsertionPoint(par.getBody()->getTerminator());
+    body(par.getInductionVars());
+    currentParallel = nullptr;
+  }
+
   /// Folds `step(iv, carried)` over [0, ub) starting from `init`.
   Value reduce(Value ub, Value init,
                llvm::function_ref<Value(Value, Value)> step) {
@@ -404,58 +423,55 @@ public:
     });
   }
 
-  /// Loops over query tiles of rows [0, rowsTotal) and runs `tile`.
-  void queryTileLoop(Value rowsTotal, llvm::function_ref<void(Value, Value)>
-                                          tile) {
-    loop(ceilDiv(rowsTotal, blockM), [&](Value mt) {
-      Value m0 = mul(mt, idx(blockM));
-      tile(m0, min(idx(blockM), sub(rowsTotal, m0)));
-    });
+  /// The rows [m0, m0 + rows) of query tile `mt` of `rowsTotal` rows.
+  std::pair<Value, Value> queryTile(Value mt, Value rowsTotal) {
+    Value m0 = mul(mt, idx(blockM));
+    return {m0, min(idx(blockM), sub(rowsTotal, m0))};
   }
 
   void emitAttentionForward(const Variant &v, Value q, Value k, Value val,
                             Value sinks, Value o, Value lse) {
     Dims dims = attentionDims(q, k);
     Value scale = scoreScale(v, dims.d, /*base2=*/true);
-    Scratch sc = forwardScratch(dims.d);
-    loop(dims.batch, [&](Value bi) {
-      loop(dims.hq, [&](Value h) {
-        Value g = arith::DivSIOp::create(b, h, dims.group);
-        OnlineSoftmax os;
-        os.width = dims.d;
-        os.score = [&](Value i, Value j) {
-          Value s = dot(
-              dims.d, [&](Value d) { return load(q, {bi, h, i, d}); },
-              [&](Value d) { return load(k, {bi, g, j, d}); });
-          return fmul(s, scale);
-        };
-        os.value = [&](Value j, Value c) { return load(val, {bi, g, j, c}); };
-        os.init = [&]() -> std::pair<Value, Value> {
-          if (!sinks)
-            return {negInf(), flt(0.0)};
-          return {fmul(load(sinks, {h}), flt(kLog2E)), flt(1.0)};
-        };
-        os.storeOut = [&](Value i, Value c, Value x) {
-          store(x, o, {bi, h, i, c});
-        };
-        os.storeLse = [&](Value i, Value x) { store(x, lse, {bi, h, i}); };
-        os.keyTiles = [&](Value m0, Value rows,
-                          llvm::function_ref<void(Value, bool, Value)> t) {
-          keyTiles(v, dims, m0, rows, t);
-        };
-        os.allowed = [&](Value i, Value j) { return allowed(v, dims, i, j); };
-        queryTileLoop(dims.sq, [&](Value m0, Value rows) {
-          onlineSoftmaxTile(os, sc, m0, rows);
-        });
-      });
+    parallel({dims.batch, dims.hq, ceilDiv(dims.sq, blockM)},
+             [&](ValueRange iv) {
+      Value bi = iv[0], h = iv[1];
+      Value g = arith::DivSIOp::create(b, h, dims.group);
+      Scratch sc = forwardScratch(dims.d);
+      OnlineSoftmax os;
+      os.width = dims.d;
+      os.score = [&](Value i, Value j) {
+        Value s = dot(
+            dims.d, [&](Value d) { return load(q, {bi, h, i, d}); },
+            [&](Value d) { return load(k, {bi, g, j, d}); });
+        return fmul(s, scale);
+      };
+      os.value = [&](Value j, Value c) { return load(val, {bi, g, j, c}); };
+      os.init = [&]() -> std::pair<Value, Value> {
+        if (!sinks)
+          return {negInf(), flt(0.0)};
+        return {fmul(load(sinks, {h}), flt(kLog2E)), flt(1.0)};
+      };
+      os.storeOut = [&](Value i, Value c, Value x) {
+        store(x, o, {bi, h, i, c});
+      };
+      os.storeLse = [&](Value i, Value x) { store(x, lse, {bi, h, i}); };
+      os.keyTiles = [&](Value m0, Value rows,
+                        llvm::function_ref<void(Value, bool, Value)> t) {
+        keyTiles(v, dims, m0, rows, t);
+      };
+      os.allowed = [&](Value i, Value j) { return allowed(v, dims, i, j); };
+      auto [m0, rows] = queryTile(iv[2], dims.sq);
+      onlineSoftmaxTile(os, sc, m0, rows);
     });
   }
 
   void emitSoftmaxMatmul(Value x, Value val, Value out) {
     Value batch = dim(x, 0), rowsTotal = dim(x, 1), n = dim(x, 2);
     Value width = dim(val, 2);
-    Scratch sc = forwardScratch(width);
-    loop(batch, [&](Value bi) {
+    parallel({batch, ceilDiv(rowsTotal, blockM)}, [&](ValueRange iv) {
+      Value bi = iv[0];
+      Scratch sc = forwardScratch(width);
       OnlineSoftmax os;
       os.width = width;
       os.score = [&](Value i, Value j) {
@@ -468,7 +484,7 @@ public:
       os.storeOut = [&](Value i, Value c, Value y) {
         store(y, out, {bi, i, c});
       };
-      os.keyTiles = [&](Value m0, Value rows,
+      os.keyTiles = [&](Value, Value,
                         llvm::function_ref<void(Value, bool, Value)> t) {
         Value zero = idx(0);
         phase("keys", zero, n, zero, n, blockN,
@@ -477,9 +493,8 @@ public:
       os.allowed = [&](Value, Value j) {
         return cmp(arith::CmpIPredicate::slt, j, n);
       };
-      queryTileLoop(rowsTotal, [&](Value m0, Value rows) {
-        onlineSoftmaxTile(os, sc, m0, rows);
-      });
+      auto [m0, rows] = queryTile(iv[1], rowsTotal);
+      onlineSoftmaxTile(os, sc, m0, rows);
     });
   }
 
@@ -521,26 +536,21 @@ public:
                          ShapedType::kDynamic},
                         acc),
         ValueRange{dims.batch, dims.hq, dims.sq});
-    loop(dims.batch, [&](Value bi) {
-      loop(dims.hq, [&](Value h) {
-        loop(dims.sq, [&](Value i) {
-          Value d = dot(
-              dims.d, [&](Value c) { return load(op.dO, {bi, h, i, c}); },
-              [&](Value c) { return load(op.o, {bi, h, i, c}); });
-          memref::StoreOp::create(b, d, rowDot, ValueRange{bi, h, i});
-        });
-      });
+    parallel({dims.batch, dims.hq, dims.sq}, [&](ValueRange iv) {
+      Value bi = iv[0], h = iv[1], i = iv[2];
+      Value d = dot(
+          dims.d, [&](Value c) { return load(op.dO, {bi, h, i, c}); },
+          [&](Value c) { return load(op.o, {bi, h, i, c}); });
+      memref::StoreOp::create(b, d, rowDot, ValueRange{bi, h, i});
     });
-
-    Value dkAcc = scratch({blockN, ShapedType::kDynamic}, dims.d);
-    Value dvAcc = scratch({blockN, ShapedType::kDynamic}, dims.d);
-    Value dqAcc = scratch({blockM, ShapedType::kDynamic}, dims.d);
 
     // dK/dV: each key tile of a kv head sums over the query tiles of every
     // query head of its group.
-    loop(dims.batch, [&](Value bi) {
-      loop(dims.hkv, [&](Value g) {
-        loop(ceilDiv(dims.sk, blockN), [&](Value nt) {
+    parallel({dims.batch, dims.hkv, ceilDiv(dims.sk, blockN)},
+             [&](ValueRange iv) {
+          Value bi = iv[0], g = iv[1], nt = iv[2];
+          Value dkAcc = scratch({blockN, ShapedType::kDynamic}, dims.d);
+          Value dvAcc = scratch({blockN, ShapedType::kDynamic}, dims.d);
           Value n0 = mul(nt, idx(blockN));
           Value cols = min(idx(blockN), sub(dims.sk, n0));
           loop(cols, [&](Value c) {
@@ -592,15 +602,16 @@ public:
                     {bi, g, j, d});
             });
           });
-        });
-      });
     });
 
     // dQ: each query tile loops over the key tiles the forward visited.
-    loop(dims.batch, [&](Value bi) {
-      loop(dims.hq, [&](Value h) {
-        Value g = arith::DivSIOp::create(b, h, dims.group);
-        queryTileLoop(dims.sq, [&](Value m0, Value rows) {
+    parallel({dims.batch, dims.hq, ceilDiv(dims.sq, blockM)},
+             [&](ValueRange iv) {
+          Value bi = iv[0], h = iv[1];
+          Value g = arith::DivSIOp::create(b, h, dims.group);
+          Value dqAcc = scratch({blockM, ShapedType::kDynamic}, dims.d);
+          Value m0, rows;
+          std::tie(m0, rows) = queryTile(iv[2], dims.sq);
           loop(rows, [&](Value r) {
             loop(dims.d, [&](Value d) {
               memref::StoreOp::create(b, flt(0.0), dqAcc, ValueRange{r, d});
@@ -637,13 +648,12 @@ public:
               store(fmul(x, scale), op.dq, {bi, h, add(m0, r), d});
             });
           });
-        });
-      });
     });
 
     // dsink_h = -sum_{b,i} exp(sink_h - lse_i) * D_i.
     if (op.sinks) {
-      loop(dims.hq, [&](Value h) {
+      parallel({dims.hq}, [&](ValueRange iv) {
+        Value h = iv[0];
         Value sink2 = fmul(load(op.sinks, {h}), log2e);
         Value total = reduce(dims.batch, flt(0.0), [&](Value bi, Value sum) {
           return reduce(dims.sq, sum, [&](Value i, Value s) {
@@ -662,6 +672,8 @@ private:
   ImplicitLocOpBuilder &b;
   FloatType acc;
   int64_t blockM, blockN;
+  bool hoistScratch;
+  Operation *currentParallel = nullptr;
 };
 
 /// A memref of `type`'s shape and element type with any strides and offset.
@@ -716,7 +728,8 @@ struct Tile : fa::impl::FATileBase<Tile> {
     ValueRange args = body->getArguments();
 
     Type element = cast<ShapedType>(fn.getArgumentTypes()[0]).getElementType();
-    TileEmitter emit(b, getAccumulatorType(element), blockM, blockN);
+    TileEmitter emit(b, getAccumulatorType(element), blockM, blockN,
+                     hoistScratch);
     if (auto op = dyn_cast<AttentionOp>(compute)) {
       bool sinks = static_cast<bool>(op.getSinks());
       emit.emitAttentionForward(getVariant(op), args[0], args[1], args[2],

@@ -1,5 +1,10 @@
 // RUN: fa-opt %s --fa-tile="block-m=16 block-n=32" --canonicalize --cse | FileCheck %s
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" | FileCheck %s --check-prefix=ITER
 // RUN: not fa-opt %s --fa-tile=block-m=0 2>&1 | FileCheck %s --check-prefix=BAD
+// Without hoisting, scratch is allocated inside each parallel iteration.
+// ITER-LABEL: func.func @streaming_forward(
+// ITER: scf.parallel
+// ITER: memref.alloca(%{{.*}}) : memref<16x?xf32>
 // BAD: error: fa-tile: block-m and block-n must be >= 1, got 0 and 32
 
 // Masks are loop bounds and tile predicates: per query tile, a sink phase
@@ -15,8 +20,9 @@
 // CHECK-NOT: memref.alloc(
 // CHECK: memref.alloca(%{{.*}}) : memref<16x?xf32>
 // CHECK: memref.alloca() : memref<32xf32>
-// CHECK: scf.for %{{arg[0-9]+}} = %c0 to
-// CHECK-NEXT: scf.for %[[H:arg[0-9]+]] = %c0 to
+// Iterations over (batch, head, query tile) are independent: a parallel
+// loop, which the GPU maps to its grid.
+// CHECK: scf.parallel (%{{arg[0-9]+}}, %[[H:arg[0-9]+]], %{{arg[0-9]+}}) =
 // CHECK-NEXT: arith.divsi %[[H]], %[[GROUP]] : index
 // CHECK: } {fa.tiles = "sink_keys.masked"}
 // CHECK-NOT: arith.cmpi sle

@@ -43,7 +43,10 @@ def FATile : Pass<"fa-tile", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", "16", "query rows per tile">,
-    Option<"blockN", "block-n", "int64_t", "32", "keys per tile">
+    Option<"blockN", "block-n", "int64_t", "32", "keys per tile">,
+    Option<"hoistScratch", "hoist-scratch", "bool", "true",
+           "allocate tile scratch once before each parallel loop (host); "
+           "false keeps it per iteration (one GPU thread per iteration)">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
