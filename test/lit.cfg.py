@@ -23,3 +23,10 @@ llvm_config.use_default_substitutions()
 
 tool_dirs = [config.fa_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["fa-opt", "fa-run"], tool_dirs)
+
+# The GPU lowering links CUDA's libdevice for math; tests that look at the
+# math in PTX need it (fa's findCudaRoot looks in the same places).
+for root in [os.environ.get(v) for v in ("CUDA_ROOT", "CUDA_HOME", "CUDA_PATH")] + ["/usr/local/cuda"]:
+    if root and os.path.exists(os.path.join(root, "nvvm", "libdevice", "libdevice.10.bc")):
+        config.available_features.add("cuda-libdevice")
+        break

@@ -65,6 +65,34 @@ struct CompileOptions {
   int64_t blockN = 32;
 };
 
+/// Whether fa can launch kernels here (a CUDA driver and a device). When
+/// not, `why` (if given) says why.
+bool gpuAvailable(std::string *why = nullptr);
+
+/// Device memory for the GPU target's arguments.
+class DeviceBuffer {
+public:
+  /// Null with `error` set when the allocation (or the driver) fails.
+  static std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes,
+                                                std::string &error);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+
+  void *data() const { return pointer; }
+  std::size_t size() const { return bytes; }
+  /// Copies size() bytes from the host.
+  bool upload(const void *host, std::string &error);
+  /// Copies size() bytes to the host.
+  bool download(void *host, std::string &error) const;
+
+private:
+  DeviceBuffer(void *pointer, std::size_t bytes)
+      : pointer(pointer), bytes(bytes) {}
+  void *pointer;
+  std::size_t bytes;
+};
+
 /// A spec compiled for one element type and target.
 class Program {
 public:
@@ -82,7 +110,8 @@ public:
   DType dtype() const;
   Target target() const;
 
-  /// Runs `entry` of `kernel` on `args`: the entry's inputs then its outputs
+  /// Runs `entry` of `kernel` on `args` (host memory for the CPU target,
+  /// device memory for the GPU target): the entry's inputs then its outputs
   /// in the spec's order (forward: q, k, v[, sinks], o, lse; backward: q, k,
   /// v, o, lse, dO[, sinks], dq, dk, dv[, dsinks]; softmax_matmul: x, v,
   /// out). Shapes are checked with the verifier's messages. Returns false

@@ -42,4 +42,9 @@ void fa::registerPipelines() {
       "Lower fa kernels to tile loops and then to the LLVM dialect for the "
       "host CPU",
       buildCpuPipeline);
+  PassPipelineRegistration<GpuPipelineOptions>(
+      "fa-lower-to-gpu",
+      "Lower fa kernels to tile loops, GPU kernels and PTX, with host code "
+      "that launches them through the mgpu* runtime",
+      buildGpuPipeline);
 }

@@ -2,6 +2,8 @@
 
 #include "fa/Runtime.h"
 
+#include "CudaDriver.h"
+
 #include "fa/Conversion/Pipelines.h"
 #include "fa/Dialect/FA/FAOps.h"
 #include "fa/Transforms/Passes.h"
@@ -207,19 +209,34 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
   for (KernelOp kernel : impl.spec->getOps<KernelOp>())
     impl.kernels.push_back(describe(kernel));
 
-  if (options.target == Target::GPU)
-    return fail("error: --target gpu: this build of fa has no GPU backend "
-                "yet; use --target cpu (or auto)");
-  impl.target = Target::CPU;
+  std::string noGpu;
+  bool useGpu = false;
+  if (options.target == Target::GPU) {
+    if (!cuda::ensureInitialized(noGpu))
+      return fail("error: target gpu: " + noGpu);
+    useGpu = true;
+  } else if (options.target == Target::Auto) {
+    useGpu = cuda::ensureInitialized(noGpu);
+  }
+  impl.target = useGpu ? Target::GPU : Target::CPU;
 
   OwningOpRef<ModuleOp> lowered(cast<ModuleOp>(impl.spec->clone()));
   PassManager pm(ctx);
-  CpuPipelineOptions cpu;
-  cpu.blockM = options.blockM;
-  cpu.blockN = options.blockN;
-  buildCpuPipeline(pm, cpu);
+  if (useGpu) {
+    GpuPipelineOptions gpu;
+    gpu.blockM = options.blockM;
+    gpu.blockN = options.blockN;
+    gpu.chip = cuda::deviceArch();
+    buildGpuPipeline(pm, gpu);
+  } else {
+    CpuPipelineOptions cpu;
+    cpu.blockM = options.blockM;
+    cpu.blockN = options.blockN;
+    buildCpuPipeline(pm, cpu);
+  }
   if (failed(pm.run(*lowered)))
-    return fail(bufferName + ": error: lowering to the CPU failed");
+    return fail(bufferName + ": error: lowering for the " +
+                (useGpu ? "GPU" : "CPU") + " failed");
 
   static std::once_flag nativeTargetOnce;
   std::call_once(nativeTargetOnce, [] {
@@ -231,12 +248,26 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
                                 /*targetMachine=*/nullptr);
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = optimize;
+
   auto engine = ExecutionEngine::create(*lowered, engineOptions);
   if (!engine) {
     std::string message = llvm::toString(engine.takeError());
-    return fail("error: JIT compilation for the CPU failed: " + message);
+    return fail(std::string("error: JIT compilation of the host code failed: ") +
+                message);
   }
   impl.engine = std::move(*engine);
+  if (useGpu) {
+    // The kernels' modules load in global constructors, which call the
+    // mgpu* runtime: register it, then run them now so a PTX error surfaces
+    // at compile time.
+    impl.engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+      return cuda::runtimeSymbols(interner);
+    });
+    impl.engine->initialize();
+    std::string load = cuda::takeLaunchError();
+    if (!load.empty())
+      return fail("error: loading the GPU kernels failed: " + load);
+  }
   return program;
 }
 
@@ -402,7 +433,40 @@ bool Program::run(const std::string &kernelName, Entry entry,
     error = "could not run " + symbol + ": " + llvm::toString(std::move(err));
     return false;
   }
+  if (impl->target == Target::GPU) {
+    std::string launch = cuda::takeLaunchError();
+    if (!launch.empty()) {
+      error = "kernel '" + kernelName + "' " + entryName + ": " + launch;
+      return false;
+    }
+  }
   return true;
+}
+
+bool gpuAvailable(std::string *why) {
+  std::string error;
+  bool ok = cuda::ensureInitialized(error);
+  if (!ok && why)
+    *why = error;
+  return ok;
+}
+
+std::unique_ptr<DeviceBuffer> DeviceBuffer::allocate(std::size_t bytes,
+                                                     std::string &error) {
+  void *pointer = cuda::allocate(bytes, error);
+  if (!pointer)
+    return nullptr;
+  return std::unique_ptr<DeviceBuffer>(new DeviceBuffer(pointer, bytes));
+}
+
+DeviceBuffer::~DeviceBuffer() { cuda::release(pointer); }
+
+bool DeviceBuffer::upload(const void *host, std::string &error) {
+  return cuda::copyToDevice(pointer, host, bytes, error);
+}
+
+bool DeviceBuffer::download(void *host, std::string &error) const {
+  return cuda::copyToHost(host, pointer, bytes, error);
 }
 
 } // namespace fa

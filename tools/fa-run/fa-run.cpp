@@ -300,14 +300,27 @@ struct Runner {
     runAttention(info, shape);
   }
 
+  /// Runs on host tensors; on the GPU through device copies of them (every
+  /// tensor goes up, poisoned outputs included, and comes back).
   void call(const std::string &kernel, fa::Entry entry,
             std::vector<HostTensor *> tensors) {
     std::vector<fa::Tensor> args;
-    for (HostTensor *t : tensors)
-      args.push_back(t->view());
+    std::vector<std::unique_ptr<fa::DeviceBuffer>> device;
     std::string error;
+    for (HostTensor *t : tensors) {
+      args.push_back(t->view());
+      if (program.target() != fa::Target::GPU)
+        continue;
+      device.push_back(fa::DeviceBuffer::allocate(t->bytes.size(), error));
+      if (!device.back() || !device.back()->upload(t->bytes.data(), error))
+        die(error);
+      args.back().data = device.back()->data();
+    }
     if (!program.run(kernel, entry, args, error))
       die(error);
+    for (size_t i = 0; i < device.size(); ++i)
+      if (!device[i]->download(tensors[i]->bytes.data(), error))
+        die(error);
   }
 
   void runSoftmaxMatmul(const fa::KernelInfo &info,
@@ -366,7 +379,9 @@ struct Runner {
                     std::chrono::steady_clock::now() - start)
                     .count();
     outs() << info.name << " shape=" << join(map(s), ",")
-           << " dtype=" << fa::dtypeName(dt) << format(" fwd=%.1fms", ms);
+           << " dtype=" << fa::dtypeName(dt) << " target="
+           << (program.target() == fa::Target::GPU ? "gpu" : "cpu")
+           << format(" fwd=%.1fms", ms);
     std::vector<double> sinkValues = sinks.values();
     const std::vector<double> *sinkPtr =
         info.learnableSinks ? &sinkValues : nullptr;

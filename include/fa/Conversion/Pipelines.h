@@ -18,7 +18,32 @@ struct CpuPipelineOptions : mlir::PassPipelineOptions<CpuPipelineOptions> {
 void buildCpuPipeline(mlir::OpPassManager &pm,
                       const CpuPipelineOptions &options);
 
-/// Registers `fa-lower-to-cpu` for fa-opt.
+struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
+  Option<int64_t> blockM{*this, "block-m", llvm::cl::desc("query rows per tile"),
+                         llvm::cl::init(16)};
+  Option<int64_t> blockN{*this, "block-n", llvm::cl::desc("keys per tile"),
+                         llvm::cl::init(32)};
+  Option<std::string> chip{*this, "chip", llvm::cl::desc("GPU arch, sm_XX"),
+                           llvm::cl::init("sm_90")};
+  Option<std::string> features{*this, "features",
+                               llvm::cl::desc("PTX features, +ptxNN"),
+                               llvm::cl::init("+ptx80")};
+  Option<std::string> cudaRoot{
+      *this, "cuda-root",
+      llvm::cl::desc("CUDA toolkit whose nvvm/libdevice provides f64 and "
+                     "precise math (default: findCudaRoot())")};
+};
+
+/// The CUDA toolkit with nvvm/libdevice/libdevice.10.bc: $CUDA_ROOT,
+/// $CUDA_HOME, $CUDA_PATH, then /usr/local/cuda; empty when none has it.
+std::string findCudaRoot();
+
+/// fa kernels -> tile loops -> gpu.launch per parallel loop -> NVVM -> PTX
+/// embedded in the host module, whose launches call the mgpu* runtime.
+void buildGpuPipeline(mlir::OpPassManager &pm,
+                      const GpuPipelineOptions &options);
+
+/// Registers `fa-lower-to-cpu` and `fa-lower-to-gpu` for fa-opt.
 void registerPipelines();
 } // namespace fa
 

@@ -53,4 +53,15 @@ def FATile : Pass<"fa-tile", "::mlir::ModuleOp"> {
     "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect"];
 }
 
+def FADeviceWorkspace : Pass<"fa-device-workspace", "::mlir::func::FuncOp"> {
+  let summary = "Put the host function's workspaces in GPU memory";
+  let description = [{
+    After the parallel loops of a tiled entry became `gpu.launch`es, the
+    buffers the host function allocates (the backward's D = rowsum(dO * o))
+    are read and written by kernels only: allocate them with `gpu.alloc` and
+    free them with `gpu.dealloc` instead of `memref.alloc`/`memref.dealloc`.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 #endif // FA_TRANSFORMS_PASSES_TD

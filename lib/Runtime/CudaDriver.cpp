@@ -1,0 +1,312 @@
+//===- CudaDriver.cpp - The CUDA Driver API, loaded at first use ----------===//
+
+#include "CudaDriver.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <map>
+#include <mutex>
+
+namespace fa::cuda {
+namespace {
+
+/// The driver entry points fa uses, resolved with dlsym.
+struct Driver {
+#define FA_CUDA_FUNCTIONS(X)                                                   \
+  X(cuInit, "cuInit")                                                          \
+  X(cuDriverGetVersion, "cuDriverGetVersion")                                  \
+  X(cuDeviceGetCount, "cuDeviceGetCount")                                      \
+  X(cuDeviceGet, "cuDeviceGet")                                                \
+  X(cuDeviceGetAttribute, "cuDeviceGetAttribute")                              \
+  X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")                      \
+  X(cuCtxSetCurrent, "cuCtxSetCurrent")                                        \
+  X(cuGetErrorString, "cuGetErrorString")                                      \
+  X(cuModuleLoadDataEx, "cuModuleLoadDataEx")                                  \
+  X(cuModuleUnload, "cuModuleUnload")                                          \
+  X(cuModuleGetFunction, "cuModuleGetFunction")                                \
+  X(cuLaunchKernel, "cuLaunchKernel")                                          \
+  X(cuFuncSetAttribute, "cuFuncSetAttribute")                                  \
+  X(cuStreamCreate, "cuStreamCreate")                                          \
+  X(cuStreamDestroy, "cuStreamDestroy_v2")                                     \
+  X(cuStreamSynchronize, "cuStreamSynchronize")                                \
+  X(cuMemAlloc, "cuMemAlloc_v2")                                               \
+  X(cuMemFree, "cuMemFree_v2")                                                 \
+  X(cuMemcpyHtoD, "cuMemcpyHtoD_v2")                                           \
+  X(cuMemcpyDtoH, "cuMemcpyDtoH_v2")
+#define FA_DECLARE(name, symbol) decltype(&::name) name = nullptr;
+  FA_CUDA_FUNCTIONS(FA_DECLARE)
+#undef FA_DECLARE
+
+  bool loaded = false;
+  std::string failure; // why the driver is unusable, once known
+  CUcontext context = nullptr;
+  CUdevice device = 0;
+};
+
+Driver &driver() {
+  static Driver d;
+  return d;
+}
+
+std::mutex &errorMutex() {
+  static std::mutex m;
+  return m;
+}
+std::string &pendingError() {
+  static std::string e;
+  return e;
+}
+/// Names of loaded kernels, for error messages.
+std::map<CUfunction, std::string> &kernelNames() {
+  static std::map<CUfunction, std::string> names;
+  return names;
+}
+
+std::string describe(CUresult result) {
+  const char *text = nullptr;
+  if (driver().cuGetErrorString)
+    driver().cuGetErrorString(result, &text);
+  return std::to_string(static_cast<int>(result)) +
+         (text ? std::string(" (") + text + ")" : std::string());
+}
+
+/// Records the first failure of a runtime call; later ones follow from it.
+bool check(CUresult result, const char *call, const std::string &context) {
+  if (result == CUDA_SUCCESS)
+    return true;
+  std::lock_guard<std::mutex> lock(errorMutex());
+  if (pendingError().empty())
+    pendingError() = std::string(call) + " failed" +
+                     (context.empty() ? "" : " for " + context) + ": " +
+                     describe(result);
+  return false;
+}
+
+bool load(std::string &error) {
+  Driver &d = driver();
+  void *handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+  if (!handle) {
+    const char *why = dlerror();
+    error = std::string("cannot load the CUDA driver (libcuda.so.1): ") +
+            (why ? why : "unknown error");
+    return false;
+  }
+#define FA_RESOLVE(name, symbol)                                               \
+  d.name = reinterpret_cast<decltype(d.name)>(dlsym(handle, symbol));          \
+  if (!d.name) {                                                               \
+    error = "the CUDA driver lacks " symbol;                                   \
+    return false;                                                              \
+  }
+  FA_CUDA_FUNCTIONS(FA_RESOLVE)
+#undef FA_RESOLVE
+  CUresult r = d.cuInit(0);
+  if (r != CUDA_SUCCESS) {
+    error = "cuInit failed: " + describe(r);
+    return false;
+  }
+  int count = 0;
+  r = d.cuDeviceGetCount(&count);
+  if (r != CUDA_SUCCESS || count == 0) {
+    error = "no CUDA device is visible" +
+            (r != CUDA_SUCCESS ? ": " + describe(r) : std::string());
+    return false;
+  }
+  if ((r = d.cuDeviceGet(&d.device, 0)) != CUDA_SUCCESS ||
+      (r = d.cuDevicePrimaryCtxRetain(&d.context, d.device)) !=
+          CUDA_SUCCESS ||
+      (r = d.cuCtxSetCurrent(d.context)) != CUDA_SUCCESS) {
+    error = "cannot open device 0: " + describe(r);
+    return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// The mgpu* ABI of MLIR's GPU-to-LLVM lowering.
+//===----------------------------------------------------------------------===//
+
+extern "C" void *faMgpuModuleLoadJIT(void *ptx, int optLevel) {
+  Driver &d = driver();
+  char log[8192] = {0};
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
+                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_OPTIMIZATION_LEVEL};
+  void *values[] = {log, reinterpret_cast<void *>(sizeof(log)),
+                    reinterpret_cast<void *>(static_cast<intptr_t>(
+                        optLevel < 0 ? 0 : (optLevel > 4 ? 4 : optLevel)))};
+  CUmodule module = nullptr;
+  CUresult r = d.cuModuleLoadDataEx(&module, ptx, 3, options, values);
+  check(r, "cuModuleLoadDataEx",
+        std::string("generated PTX") + (log[0] ? std::string(": ") + log : ""));
+  return module;
+}
+
+extern "C" void *faMgpuModuleLoad(void *data, size_t) {
+  return faMgpuModuleLoadJIT(data, 4);
+}
+
+extern "C" void faMgpuModuleUnload(void *module) {
+  if (module)
+    check(driver().cuModuleUnload(static_cast<CUmodule>(module)),
+          "cuModuleUnload", "");
+}
+
+extern "C" void *faMgpuModuleGetFunction(void *module, const char *name) {
+  CUfunction function = nullptr;
+  if (!module)
+    return nullptr; // the load already reported why
+  if (check(driver().cuModuleGetFunction(&function,
+                                         static_cast<CUmodule>(module), name),
+            "cuModuleGetFunction", std::string("kernel ") + name)) {
+    std::lock_guard<std::mutex> lock(errorMutex());
+    kernelNames()[function] = name;
+  }
+  return function;
+}
+
+extern "C" void faMgpuLaunchKernel(void *function, intptr_t gridX,
+                                   intptr_t gridY, intptr_t gridZ,
+                                   intptr_t blockX, intptr_t blockY,
+                                   intptr_t blockZ, int32_t smem, void *stream,
+                                   void **params, void **extra, size_t) {
+  if (!function)
+    return;
+  std::string name;
+  {
+    std::lock_guard<std::mutex> lock(errorMutex());
+    name = kernelNames()[static_cast<CUfunction>(function)];
+  }
+  Driver &d = driver();
+  auto f = static_cast<CUfunction>(function);
+  // Above 48 KiB of dynamic shared memory a kernel must opt in.
+  if (smem > 48 * 1024 &&
+      !check(d.cuFuncSetAttribute(
+                 f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),
+             "cuFuncSetAttribute", "kernel " + name))
+    return;
+  check(d.cuLaunchKernel(f, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
+                         static_cast<CUstream>(stream), params, extra),
+        "cuLaunchKernel", "kernel " + name);
+}
+
+extern "C" void *faMgpuStreamCreate() {
+  CUstream stream = nullptr;
+  check(driver().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
+        "cuStreamCreate", "");
+  return stream;
+}
+
+extern "C" void faMgpuStreamDestroy(void *stream) {
+  if (stream)
+    check(driver().cuStreamDestroy(static_cast<CUstream>(stream)),
+          "cuStreamDestroy", "");
+}
+
+extern "C" void faMgpuStreamSynchronize(void *stream) {
+  if (stream)
+    check(driver().cuStreamSynchronize(static_cast<CUstream>(stream)),
+          "cuStreamSynchronize", "the launched kernels");
+}
+
+extern "C" void *faMgpuMemAlloc(uint64_t bytes, void *, bool) {
+  CUdeviceptr pointer = 0;
+  if (bytes == 0)
+    return nullptr;
+  check(driver().cuMemAlloc(&pointer, bytes), "cuMemAlloc",
+        std::to_string(bytes) + " bytes of workspace");
+  return reinterpret_cast<void *>(pointer);
+}
+
+extern "C" void faMgpuMemFree(void *pointer, void *) {
+  if (pointer)
+    check(driver().cuMemFree(reinterpret_cast<CUdeviceptr>(pointer)),
+          "cuMemFree", "");
+}
+
+} // namespace
+
+bool ensureInitialized(std::string &error) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    Driver &d = driver();
+    d.loaded = load(d.failure);
+  });
+  if (!driver().loaded)
+    error = driver().failure;
+  return driver().loaded;
+}
+
+std::string deviceArch() {
+  Driver &d = driver();
+  int major = 0, minor = 0;
+  d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                         d.device);
+  d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                         d.device);
+  return "sm_" + std::to_string(major) + std::to_string(minor);
+}
+
+std::string takeLaunchError() {
+  std::lock_guard<std::mutex> lock(errorMutex());
+  std::string error;
+  std::swap(error, pendingError());
+  return error;
+}
+
+llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
+  llvm::orc::SymbolMap symbols;
+  auto add = [&](const char *name, auto *function) {
+    symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(function),
+                               llvm::JITSymbolFlags::Exported};
+  };
+  add("mgpuModuleLoad", &faMgpuModuleLoad);
+  add("mgpuModuleLoadJIT", &faMgpuModuleLoadJIT);
+  add("mgpuModuleUnload", &faMgpuModuleUnload);
+  add("mgpuModuleGetFunction", &faMgpuModuleGetFunction);
+  add("mgpuLaunchKernel", &faMgpuLaunchKernel);
+  add("mgpuStreamCreate", &faMgpuStreamCreate);
+  add("mgpuStreamDestroy", &faMgpuStreamDestroy);
+  add("mgpuStreamSynchronize", &faMgpuStreamSynchronize);
+  add("mgpuMemAlloc", &faMgpuMemAlloc);
+  add("mgpuMemFree", &faMgpuMemFree);
+  return symbols;
+}
+
+void *allocate(std::size_t bytes, std::string &error) {
+  if (!ensureInitialized(error))
+    return nullptr;
+  CUdeviceptr pointer = 0;
+  CUresult r = driver().cuMemAlloc(&pointer, bytes == 0 ? 1 : bytes);
+  if (r != CUDA_SUCCESS) {
+    error = "cuMemAlloc of " + std::to_string(bytes) +
+            " bytes failed: " + describe(r);
+    return nullptr;
+  }
+  return reinterpret_cast<void *>(pointer);
+}
+
+void release(void *pointer) {
+  if (pointer && driver().loaded)
+    driver().cuMemFree(reinterpret_cast<CUdeviceptr>(pointer));
+}
+
+bool copyToDevice(void *device, const void *host, std::size_t bytes,
+                  std::string &error) {
+  CUresult r = driver().cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(device),
+                                     host, bytes);
+  if (r != CUDA_SUCCESS)
+    error = "cuMemcpyHtoD failed: " + describe(r);
+  return r == CUDA_SUCCESS;
+}
+
+bool copyToHost(void *host, const void *device, std::size_t bytes,
+                std::string &error) {
+  CUresult r = driver().cuMemcpyDtoH(
+      host, reinterpret_cast<CUdeviceptr>(device), bytes);
+  if (r != CUDA_SUCCESS)
+    error = "cuMemcpyDtoH failed: " + describe(r);
+  return r == CUDA_SUCCESS;
+}
+
+} // namespace fa::cuda

@@ -1,0 +1,45 @@
+//===- CudaDriver.h - The CUDA Driver API, loaded at first use --*- C++ -*-===//
+//
+// libcuda.so.1 is opened with dlopen the first time a GPU entry point needs
+// it, so fa builds, imports and tests on machines without a GPU and says
+// clearly why when a launch is asked for there.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_LIB_RUNTIME_CUDADRIVER_H
+#define FA_LIB_RUNTIME_CUDADRIVER_H
+
+#include <string>
+
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/ExecutionEngine/Orc/Shared/ExecutorSymbolDef.h"
+
+namespace fa::cuda {
+
+/// Loads the driver, initialises it and makes device 0's primary context
+/// current. Returns false with the reason in `error` when there is no usable
+/// GPU.
+bool ensureInitialized(std::string &error);
+
+/// "sm_XY" for device 0 (after ensureInitialized).
+std::string deviceArch();
+
+/// Takes the first error a generated host function's runtime calls hit since
+/// the last call (empty when none).
+std::string takeLaunchError();
+
+/// The mgpu* functions that MLIR's GPU-to-LLVM lowering calls, implemented
+/// on the dynamically loaded driver, for the JIT's symbol table.
+llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner);
+
+/// Device memory for callers that hold host data (fa-run, tests).
+void *allocate(std::size_t bytes, std::string &error);
+void release(void *pointer);
+bool copyToDevice(void *device, const void *host, std::size_t bytes,
+                  std::string &error);
+bool copyToHost(void *host, const void *device, std::size_t bytes,
+                std::string &error);
+
+} // namespace fa::cuda
+
+#endif // FA_LIB_RUNTIME_CUDADRIVER_H

@@ -1,0 +1,37 @@
+// REQUIRES: cuda-libdevice
+// RUN: fa-opt %s --fa-lower-to-gpu="chip=sm_90 features=+ptx80" | FileCheck %s
+// RUN: fa-opt %s --fa-lower-to-gpu="chip=sm_80 features=+ptx80" | FileCheck %s --check-prefix=SM80
+// bf16 inputs are widened to f32 in registers and outputs rounded back.
+// RUN: fa-opt %s --fa-lower-to-gpu | FileCheck %s --check-prefix=BF16
+// BF16: cvt.f32.bf16
+// BF16: cvt.rn.bf16.f32
+
+// The GPU path: each parallel loop of the tiled entry becomes a kernel
+// (forward: one; backward: preprocess, dK/dV, dQ, dsinks), compiled to PTX
+// by LLVM's NVPTX backend and embedded in the host module, whose launches
+// go through the mgpu* runtime that fa implements on the CUDA driver.
+
+// CHECK: gpu.binary @gqa_forward_kernel
+// CHECK-SAME: .version 8.0
+// CHECK-SAME: .target sm_90
+// CHECK-SAME: .visible .entry gqa_forward_kernel
+// CHECK-SAME: ex2.approx
+// The backward's D = rowsum(dO * o) lives in device memory.
+// CHECK: llvm.call @mgpuMemAlloc
+// CHECK: gpu.launch_func @gqa_backward_kernel::@gqa_backward_kernel
+// CHECK: llvm.call @mgpuMemFree
+// CHECK: gpu.binary @gqa_backward_kernel
+// CHECK: gpu.binary @gqa_backward_kernel_0
+// CHECK: gpu.binary @gqa_backward_kernel_1
+// CHECK: gpu.binary @gqa_backward_kernel_2
+// SM80: .target sm_80
+fa.kernel @gqa {
+  func.func @forward(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>, %s: tensor<8xf32>) -> (tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>) {
+    %o, %lse = fa.attention %q, %k, %v sinks %s mask causal window 128 : (tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<8xf32>) -> (tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>)
+    return %o, %lse : tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>
+  }
+  func.func @backward(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>, %o: tensor<?x8x?x64xbf16>, %lse: tensor<?x8x?xf32>, %dO: tensor<?x8x?x64xbf16>, %s: tensor<8xf32>) -> (tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<8xf32>) {
+    %dq, %dk, %dv, %ds = fa.attention_grad %q, %k, %v, %o, %lse, %dO sinks %s mask causal window 128 : (tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>, tensor<?x8x?x64xbf16>, tensor<8xf32>) -> (tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<8xf32>)
+    return %dq, %dk, %dv, %ds : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<8xf32>
+  }
+}
