@@ -9,7 +9,7 @@ in kernels_spec/, a finite-difference gradient check in f64 on small shapes,
 and a second tile configuration. Prints the worst relative error per dtype
 and fails if any run fails.
 
-usage: run.py FA_RUN SPECS_DIR WORK_DIR
+usage: run.py FA_RUN SPECS_DIR WORK_DIR [--target cpu|gpu]
 """
 import collections
 import itertools
@@ -78,13 +78,13 @@ def grid(offset):
 
 
 class Suite:
-    def __init__(self, fa_run, work):
-        self.fa_run, self.work = fa_run, work
+    def __init__(self, fa_run, work, target):
+        self.fa_run, self.work, self.target = fa_run, work, target
         self.worst = collections.defaultdict(float)
         self.failures, self.runs, self.cases = [], 0, 0
 
     def run(self, spec, args):
-        cmd = [self.fa_run, spec, "--check", "--target", "cpu"] + args
+        cmd = [self.fa_run, spec, "--check", "--target", self.target] + args
         proc = subprocess.run(cmd, capture_output=True, text=True)
         self.runs += 1
         sys.stdout.write(proc.stdout)
@@ -92,7 +92,7 @@ class Suite:
             self.cases += 1
             dtype = re.search(r"dtype=(\w+)", line).group(1)
             for key, value in re.findall(r" (\w+)=([-+.\w]+)", line):
-                if key in ("shape", "dtype") or value.endswith("ms"):
+                if key in ("shape", "dtype", "target") or value.endswith("ms"):
                     continue
                 err = float(value.replace("(FAIL)", ""))
                 slot = "f64-gradcheck" if key.startswith("fd_") else dtype
@@ -109,8 +109,10 @@ class Suite:
 
 def main():
     fa_run, specs, work = sys.argv[1:4]
+    target = sys.argv[5] if len(sys.argv) > 5 and sys.argv[4] == "--target" \
+        else "cpu"
     os.makedirs(work, exist_ok=True)
-    suite = Suite(fa_run, work)
+    suite = Suite(fa_run, work, target)
     for offset, (name, clauses, sinks) in enumerate(VARIANTS):
         dtypes = ["f32", "f64"]
         if name in LOW_PRECISION_VARIANTS:

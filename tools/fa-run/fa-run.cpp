@@ -20,6 +20,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -48,6 +49,11 @@ static cl::opt<bool> check("check",
 static cl::opt<bool> gradcheck(
     "gradcheck",
     cl::desc("finite-difference check of the backward (needs --dtype f64)"));
+static cl::opt<unsigned> repeat(
+    "repeat",
+    cl::desc("time each entry over N more runs after a warm-up and print "
+             "the median (the default 0 times the single checked run)"),
+    cl::init(0));
 static cl::opt<int64_t> blockM("block-m", cl::desc("query rows per tile"),
                                cl::init(16));
 static cl::opt<int64_t> blockN("block-n", cl::desc("keys per tile"),
@@ -301,9 +307,11 @@ struct Runner {
   }
 
   /// Runs on host tensors; on the GPU through device copies of them (every
-  /// tensor goes up, poisoned outputs included, and comes back).
-  void call(const std::string &kernel, fa::Entry entry,
-            std::vector<HostTensor *> tensors) {
+  /// tensor goes up, poisoned outputs included, and comes back). Returns the
+  /// median time of the kernel alone over 1 + --repeat runs (after one
+  /// warm-up run when repeating), in milliseconds.
+  double call(const std::string &kernel, fa::Entry entry,
+              std::vector<HostTensor *> tensors) {
     std::vector<fa::Tensor> args;
     std::vector<std::unique_ptr<fa::DeviceBuffer>> device;
     std::string error;
@@ -316,11 +324,22 @@ struct Runner {
         die(error);
       args.back().data = device.back()->data();
     }
-    if (!program.run(kernel, entry, args, error))
-      die(error);
+    std::vector<double> times;
+    for (unsigned i = 0; i < 1 + (repeat ? repeat + 1 : 0); ++i) {
+      auto start = std::chrono::steady_clock::now();
+      if (!program.run(kernel, entry, args, error))
+        die(error);
+      times.push_back(std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - start)
+                          .count());
+    }
     for (size_t i = 0; i < device.size(); ++i)
       if (!device[i]->download(tensors[i]->bytes.data(), error))
         die(error);
+    if (repeat)
+      times.erase(times.begin()); // warm-up
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
   }
 
   void runSoftmaxMatmul(const fa::KernelInfo &info,
@@ -329,11 +348,7 @@ struct Runner {
     HostTensor x = randomTensor(dt, {s[0], s[1], s[2]}, rng);
     HostTensor v = randomTensor(dt, {s[0], s[2], s[3]}, rng);
     HostTensor out(dt, {s[0], s[1], s[3]});
-    auto start = std::chrono::steady_clock::now();
-    call(info.name, fa::Entry::Forward, {&x, &v, &out});
-    double ms = std::chrono::duration<double, std::milli>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
+    double ms = call(info.name, fa::Entry::Forward, {&x, &v, &out});
     outs() << info.name << " shape=" << join(map(s), ",")
            << " dtype=" << fa::dtypeName(dt) << format(" time=%.1fms", ms);
     if (check)
@@ -361,6 +376,9 @@ struct Runner {
     p.window = info.window;
     p.sinkTokens = info.sinkTokens;
     p.scale = info.scale ? *info.scale : 1.0 / std::sqrt(double(D));
+    // 4 B Hq Sq Sk D for the two matrix products, halved under a causal mask
+    // with Sq == Sk (the usual convention; windows are not discounted).
+    double flops = 4.0 * B * Hq * Sq * Sk * D * (info.causal ? 0.5 : 1.0);
 
     HostTensor q = randomTensor(dt, {B, Hq, Sq, D}, rng);
     HostTensor k = randomTensor(dt, {B, Hkv, Sk, D}, rng);
@@ -373,15 +391,12 @@ struct Runner {
     fwdArgs.push_back(&o);
     fwdArgs.push_back(&lse);
 
-    auto start = std::chrono::steady_clock::now();
-    call(info.name, fa::Entry::Forward, fwdArgs);
-    double ms = std::chrono::duration<double, std::milli>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
+    double ms = call(info.name, fa::Entry::Forward, fwdArgs);
     outs() << info.name << " shape=" << join(map(s), ",")
            << " dtype=" << fa::dtypeName(dt) << " target="
            << (program.target() == fa::Target::GPU ? "gpu" : "cpu")
-           << format(" fwd=%.1fms", ms);
+           << format(" fwd=%.3fms", ms)
+           << format(" fwd_tflops=%.2f", flops / ms / 1e9);
     std::vector<double> sinkValues = sinks.values();
     const std::vector<double> *sinkPtr =
         info.learnableSinks ? &sinkValues : nullptr;
@@ -409,12 +424,9 @@ struct Runner {
         bwdArgs.push_back(t);
       if (info.learnableSinks)
         bwdArgs.push_back(&dsinks);
-      start = std::chrono::steady_clock::now();
-      call(info.name, fa::Entry::Backward, bwdArgs);
-      ms = std::chrono::duration<double, std::milli>(
-               std::chrono::steady_clock::now() - start)
-               .count();
-      outs() << format(" bwd=%.1fms", ms);
+      ms = call(info.name, fa::Entry::Backward, bwdArgs);
+      outs() << format(" bwd=%.3fms", ms)
+             << format(" bwd_tflops=%.2f", 2.5 * flops / ms / 1e9);
       if (check) {
         fa::reference::Backward g = fa::reference::attentionGrad(
             p, q.values(), k.values(), v.values(), oIn.values(),

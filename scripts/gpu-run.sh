@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (see README, "On the GPU"): unpacks the bundle
+# made by scripts/pack-bundle.sh, runs the GPU conformance suite and the
+# benchmark, and writes logs and CSV into the output folder.
+# Usage: scripts/gpu-run.sh [out-dir]   (default: $OUT, else ./gpu-out)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT_DIR=${1:-${OUT:-gpu-out}}
+mkdir -p "$OUT_DIR"
+FA=/tmp/fa-bundle
+rm -rf "$FA" && mkdir -p "$FA"
+tar -xJf bundle/fa-bundle.tar.xz -C "$FA" || exit 1
+export LD_LIBRARY_PATH="$FA/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PYTHONUNBUFFERED=1
+status=0
+
+nvidia-smi > "$OUT_DIR/nvidia-smi.txt" 2>&1
+
+# Every spec, forward and backward, on the GPU against the float64
+# reference (outputs poisoned with NaN before each run).
+{
+  for spec in kernels_spec/*.mlir; do
+    for dtype in bf16 f32; do
+      timeout 300 "$FA/bin/fa-run" "$spec" --target gpu --check --backward \
+        --dtype "$dtype" 2>&1 || status=1
+    done
+  done
+} > "$OUT_DIR/specs.log" 2>&1
+timeout 420 python3 test/conformance/run.py "$FA/bin/fa-run" kernels_spec /tmp/fa-conf \
+  --target gpu > "$OUT_DIR/conformance.log" 2>&1 || status=1
+
+if [ -f bench/bench_gpu.py ]; then
+  timeout 300 python3 bench/bench_gpu.py --fa-run "$FA/bin/fa-run" \
+    --csv "$OUT_DIR/bench.csv" > "$OUT_DIR/bench.log" 2>&1 || status=1
+fi
+tail -n 8 "$OUT_DIR/conformance.log"
+grep -h "FAIL\|error" "$OUT_DIR"/*.log | head -20
+exit $status
