@@ -26,13 +26,13 @@ nvidia-smi > "$OUT_DIR/nvidia-smi.txt" 2>&1
     done
   done
 } > "$OUT_DIR/specs.log" 2>&1
-timeout 420 python3 test/conformance/run.py "$FA/bin/fa-run" kernels_spec /tmp/fa-conf \
-  --target gpu > "$OUT_DIR/conformance.log" 2>&1 || status=1
 
 if [ -f bench/bench_gpu.py ]; then
-  timeout 300 python3 bench/bench_gpu.py --fa-run "$FA/bin/fa-run" \
+  timeout "${FA_BENCH_TIMEOUT:-300}" python3 bench/bench_gpu.py --fa-run "$FA/bin/fa-run" \
     --csv "$OUT_DIR/bench.csv" > "$OUT_DIR/bench.log" 2>&1 || status=1
 fi
+timeout "${FA_CONFORMANCE_TIMEOUT:-420}" python3 test/conformance/run.py "$FA/bin/fa-run" kernels_spec /tmp/fa-conf \
+  --target gpu > "$OUT_DIR/conformance.log" 2>&1 || status=1
 tail -n 8 "$OUT_DIR/conformance.log"
 grep -h "FAIL\|error" "$OUT_DIR"/*.log | head -20
 exit $status

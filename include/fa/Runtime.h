@@ -61,8 +61,9 @@ struct CompileOptions {
   /// Element type to specialise the spec to; the spec's own when unset.
   std::optional<DType> dtype;
   Target target = Target::Auto;
-  int64_t blockM = 16;
-  int64_t blockN = 32;
+  /// Tile sizes; 0 takes the target's default.
+  int64_t blockM = 0;
+  int64_t blockN = 0;
 };
 
 /// Whether fa can launch kernels here (a CUDA driver and a device). When

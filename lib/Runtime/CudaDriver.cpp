@@ -21,6 +21,7 @@ struct Driver {
   X(cuDeviceGetAttribute, "cuDeviceGetAttribute")                              \
   X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")                      \
   X(cuCtxSetCurrent, "cuCtxSetCurrent")                                        \
+  X(cuCtxSetLimit, "cuCtxSetLimit")                                            \
   X(cuGetErrorString, "cuGetErrorString")                                      \
   X(cuModuleLoadDataEx, "cuModuleLoadDataEx")                                  \
   X(cuModuleUnload, "cuModuleUnload")                                          \
@@ -117,6 +118,12 @@ bool load(std::string &error) {
           CUDA_SUCCESS ||
       (r = d.cuCtxSetCurrent(d.context)) != CUDA_SUCCESS) {
     error = "cannot open device 0: " + describe(r);
+    return false;
+  }
+  // Kernels keep per-thread tile scratch sized by the run-time head dim on
+  // the stack (the default 1 KiB holds too little).
+  if ((r = d.cuCtxSetLimit(CU_LIMIT_STACK_SIZE, 8192)) != CUDA_SUCCESS) {
+    error = "cuCtxSetLimit(CU_LIMIT_STACK_SIZE) failed: " + describe(r);
     return false;
   }
   return true;

@@ -224,14 +224,18 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
   PassManager pm(ctx);
   if (useGpu) {
     GpuPipelineOptions gpu;
-    gpu.blockM = options.blockM;
-    gpu.blockN = options.blockN;
+    if (options.blockM > 0)
+      gpu.blockM = options.blockM;
+    if (options.blockN > 0)
+      gpu.blockN = options.blockN;
     gpu.chip = cuda::deviceArch();
     buildGpuPipeline(pm, gpu);
   } else {
     CpuPipelineOptions cpu;
-    cpu.blockM = options.blockM;
-    cpu.blockN = options.blockN;
+    if (options.blockM > 0)
+      cpu.blockM = options.blockM;
+    if (options.blockN > 0)
+      cpu.blockN = options.blockN;
     buildCpuPipeline(pm, cpu);
   }
   if (failed(pm.run(*lowered)))

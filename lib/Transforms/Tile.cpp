@@ -138,7 +138,9 @@ public:
     loop(idx(0), ub, idx(1), body);
   }
   /// A loop nest over [0, ubs) whose iterations are independent: the unit a
-  /// GPU maps to a grid.
+  /// GPU maps to a grid. Callers put tiles first and batch last: the first
+  /// dimension becomes the fastest-varying (and largest) grid dimension, so
+  /// neighbouring blocks share a head's K/V in L2.
   void parallel(ValueRange ubs, llvm::function_ref<void(ValueRange)> body) {
     SmallVector<Value> lbs(ubs.size(), idx(0)), steps(ubs.size(), idx(1));
     auto par = scf::ParallelOp::create(b, lbs, ubs, steps);
@@ -433,9 +435,9 @@ public:
                             Value sinks, Value o, Value lse) {
     Dims dims = attentionDims(q, k);
     Value scale = scoreScale(v, dims.d, /*base2=*/true);
-    parallel({dims.batch, dims.hq, ceilDiv(dims.sq, blockM)},
+    parallel({ceilDiv(dims.sq, blockM), dims.hq, dims.batch},
              [&](ValueRange iv) {
-      Value bi = iv[0], h = iv[1];
+      Value bi = iv[2], h = iv[1];
       Value g = arith::DivSIOp::create(b, h, dims.group);
       Scratch sc = forwardScratch(dims.d);
       OnlineSoftmax os;
@@ -461,7 +463,7 @@ public:
         keyTiles(v, dims, m0, rows, t);
       };
       os.allowed = [&](Value i, Value j) { return allowed(v, dims, i, j); };
-      auto [m0, rows] = queryTile(iv[2], dims.sq);
+      auto [m0, rows] = queryTile(iv[0], dims.sq);
       onlineSoftmaxTile(os, sc, m0, rows);
     });
   }
@@ -469,8 +471,8 @@ public:
   void emitSoftmaxMatmul(Value x, Value val, Value out) {
     Value batch = dim(x, 0), rowsTotal = dim(x, 1), n = dim(x, 2);
     Value width = dim(val, 2);
-    parallel({batch, ceilDiv(rowsTotal, blockM)}, [&](ValueRange iv) {
-      Value bi = iv[0];
+    parallel({ceilDiv(rowsTotal, blockM), batch}, [&](ValueRange iv) {
+      Value bi = iv[1];
       Scratch sc = forwardScratch(width);
       OnlineSoftmax os;
       os.width = width;
@@ -493,7 +495,7 @@ public:
       os.allowed = [&](Value, Value j) {
         return cmp(arith::CmpIPredicate::slt, j, n);
       };
-      auto [m0, rows] = queryTile(iv[1], rowsTotal);
+      auto [m0, rows] = queryTile(iv[0], rowsTotal);
       onlineSoftmaxTile(os, sc, m0, rows);
     });
   }
@@ -536,8 +538,8 @@ public:
                          ShapedType::kDynamic},
                         acc),
         ValueRange{dims.batch, dims.hq, dims.sq});
-    parallel({dims.batch, dims.hq, dims.sq}, [&](ValueRange iv) {
-      Value bi = iv[0], h = iv[1], i = iv[2];
+    parallel({dims.sq, dims.hq, dims.batch}, [&](ValueRange iv) {
+      Value bi = iv[2], h = iv[1], i = iv[0];
       Value d = dot(
           dims.d, [&](Value c) { return load(op.dO, {bi, h, i, c}); },
           [&](Value c) { return load(op.o, {bi, h, i, c}); });
@@ -546,9 +548,9 @@ public:
 
     // dK/dV: each key tile of a kv head sums over the query tiles of every
     // query head of its group.
-    parallel({dims.batch, dims.hkv, ceilDiv(dims.sk, blockN)},
+    parallel({ceilDiv(dims.sk, blockN), dims.hkv, dims.batch},
              [&](ValueRange iv) {
-          Value bi = iv[0], g = iv[1], nt = iv[2];
+          Value bi = iv[2], g = iv[1], nt = iv[0];
           Value dkAcc = scratch({blockN, ShapedType::kDynamic}, dims.d);
           Value dvAcc = scratch({blockN, ShapedType::kDynamic}, dims.d);
           Value n0 = mul(nt, idx(blockN));
@@ -605,13 +607,13 @@ public:
     });
 
     // dQ: each query tile loops over the key tiles the forward visited.
-    parallel({dims.batch, dims.hq, ceilDiv(dims.sq, blockM)},
+    parallel({ceilDiv(dims.sq, blockM), dims.hq, dims.batch},
              [&](ValueRange iv) {
-          Value bi = iv[0], h = iv[1];
+          Value bi = iv[2], h = iv[1];
           Value g = arith::DivSIOp::create(b, h, dims.group);
           Value dqAcc = scratch({blockM, ShapedType::kDynamic}, dims.d);
           Value m0, rows;
-          std::tie(m0, rows) = queryTile(iv[2], dims.sq);
+          std::tie(m0, rows) = queryTile(iv[0], dims.sq);
           loop(rows, [&](Value r) {
             loop(dims.d, [&](Value d) {
               memref::StoreOp::create(b, flt(0.0), dqAcc, ValueRange{r, d});

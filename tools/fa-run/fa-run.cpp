@@ -54,10 +54,12 @@ static cl::opt<unsigned> repeat(
     cl::desc("time each entry over N more runs after a warm-up and print "
              "the median (the default 0 times the single checked run)"),
     cl::init(0));
-static cl::opt<int64_t> blockM("block-m", cl::desc("query rows per tile"),
-                               cl::init(16));
-static cl::opt<int64_t> blockN("block-n", cl::desc("keys per tile"),
-                               cl::init(32));
+static cl::opt<int64_t>
+    blockM("block-m", cl::desc("query rows per tile (default: the target's)"),
+           cl::init(0));
+static cl::opt<int64_t>
+    blockN("block-n", cl::desc("keys per tile (default: the target's)"),
+           cl::init(0));
 
 namespace {
 
@@ -515,7 +517,7 @@ int main(int argc, char **argv) {
     options.target = fa::Target::Auto;
   else
     die("--target: unknown '" + targetName + "'; expected cpu, gpu or auto");
-  if (blockM < 1 || blockN < 1)
+  if (blockM < 0 || blockN < 0)
     die("--block-m and --block-n must be >= 1");
   options.blockM = blockM;
   options.blockN = blockN;

@@ -19,10 +19,12 @@ void buildCpuPipeline(mlir::OpPassManager &pm,
                       const CpuPipelineOptions &options);
 
 struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
+  // One thread per tile in this first GPU path: tiles of one row and one key
+  // keep each thread's scratch (the accumulator row) small.
   Option<int64_t> blockM{*this, "block-m", llvm::cl::desc("query rows per tile"),
-                         llvm::cl::init(16)};
+                         llvm::cl::init(1)};
   Option<int64_t> blockN{*this, "block-n", llvm::cl::desc("keys per tile"),
-                         llvm::cl::init(32)};
+                         llvm::cl::init(1)};
   Option<std::string> chip{*this, "chip", llvm::cl::desc("GPU arch, sm_XX"),
                            llvm::cl::init("sm_90")};
   Option<std::string> features{*this, "features",
