@@ -60,7 +60,7 @@ def bench_sdpa(backend, b, h, s, d, causal):
 
 def bench_fa(fa_run, spec, b, h, s, d):
     cmd = [fa_run, spec, "--target", "gpu", "--dtype", "bf16", "--backward",
-           "--repeat", "3", "--shape", f"{b},{h},{h},{s},{s},{d}"]
+           "--repeat", "2", "--shape", f"{b},{h},{h},{s},{s},{d}"]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr.strip()[-300:])
@@ -74,11 +74,22 @@ def main():
     parser.add_argument("--fa-run", required=True)
     parser.add_argument("--csv", required=True)
     parser.add_argument("--fa-budget", type=float, default=20.0)
-    parser.add_argument("--fa-tflops-guess", type=float, default=0.5,
+    parser.add_argument("--fa-tflops-guess", type=float, default=0.05,
                         help="fa's expected rate, to skip hopeless shapes")
     args = parser.parse_args()
     gpu = torch.cuda.get_device_name()
-    rows = []
+    out = open(args.csv, "w", newline="")
+    writer = None
+
+    def emit(row):
+        # Row by row, flushed: a timeout keeps what was measured.
+        nonlocal writer
+        if writer is None:
+            writer = csv.DictWriter(out, fieldnames=list(row))
+            writer.writeheader()
+        writer.writerow(row)
+        out.flush()
+
     for d in (64, 128):
         h = MODEL_DIM // d
         for s in (1024, 4096, 16384):
@@ -101,7 +112,7 @@ def main():
                             if predicted > args.fa_budget:
                                 row["status"] = \
                                     f"skipped (predicted {predicted:.0f} s)"
-                                rows.append(row)
+                                emit(row)
                                 continue
                             fwd, bwd = bench_fa(args.fa_run, spec, b, h, s, d)
                         else:
@@ -111,15 +122,12 @@ def main():
                                    bwd_tflops=f"{2.5 * f / bwd / 1e9:.1f}")
                     except Exception as e:  # recorded, never a crash
                         row["status"] = "error: " + str(e).replace("\n", " ")
-                    rows.append(row)
+                    emit(row)
                     print(f"{name:12s} D={d:3d} S={s:5d} causal={causal!s:5s} "
                           f"fwd {row['fwd_tflops'] or '-':>6} TFLOP/s  "
                           f"bwd {row['bwd_tflops'] or '-':>6} TFLOP/s  "
                           f"{row['status']}", flush=True)
-    with open(args.csv, "w", newline="") as out:
-        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    out.close()
     return 0
 
 
