@@ -3,7 +3,7 @@
 # LLVM/MLIR 22 toolchain and Python test packages from PyPI.
 set -euo pipefail
 
-PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
+PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 libgtest-dev
           lld-22 cmake ninja-build pybind11-dev python3-dev)
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -22,7 +22,7 @@ llvm_config.with_environment("PATH", config.fa_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.fa_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["fa-opt", "fa-run"], tool_dirs)
+llvm_config.add_tool_substitutions(["fa-opt", "fa-run", "fa-compile"], tool_dirs)
 
 # The GPU lowering links CUDA's libdevice for math; tests that look at the
 # math in PTX need it (fa's findCudaRoot looks in the same places).

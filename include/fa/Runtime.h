@@ -94,6 +94,18 @@ private:
   std::size_t bytes;
 };
 
+/// The PTX of one GPU module (a kernel of a spec's entry).
+struct PtxModule {
+  std::string name;
+  std::string ptx;
+};
+
+/// Compiles every kernel of a spec to PTX for `arch` ("sm_90", ...) without
+/// needing a GPU. Returns false with `error` set on failure.
+bool compileToPtx(const std::string &specText, const std::string &bufferName,
+                  const CompileOptions &options, const std::string &arch,
+                  std::vector<PtxModule> &modules, std::string &error);
+
 /// A spec compiled for one element type and target.
 class Program {
 public:
@@ -110,6 +122,10 @@ public:
   const KernelInfo *findKernel(const std::string &name) const;
   DType dtype() const;
   Target target() const;
+  /// How the compiled code was obtained: "hit", "miss" (compiled and
+  /// stored), "rebuilt corrupt entry", "not cached (...)", with the entry's
+  /// path.
+  const std::string &cacheStatus() const;
 
   /// Runs `entry` of `kernel` on `args` (host memory for the CPU target,
   /// device memory for the GPU target): the entry's inputs then its outputs

@@ -254,6 +254,12 @@ std::string deviceArch() {
   return "sm_" + std::to_string(major) + std::to_string(minor);
 }
 
+std::string driverVersion() {
+  int version = 0;
+  driver().cuDriverGetVersion(&version);
+  return std::to_string(version);
+}
+
 std::string takeLaunchError() {
   std::lock_guard<std::mutex> lock(errorMutex());
   std::string error;

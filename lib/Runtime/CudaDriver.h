@@ -24,6 +24,9 @@ bool ensureInitialized(std::string &error);
 /// "sm_XY" for device 0 (after ensureInitialized).
 std::string deviceArch();
 
+/// The driver's CUDA version, e.g. "13000" (after ensureInitialized).
+std::string driverVersion();
+
 /// Takes the first error a generated host function's runtime calls hit since
 /// the last call (empty when none).
 std::string takeLaunchError();

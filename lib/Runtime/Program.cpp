@@ -3,11 +3,13 @@
 #include "fa/Runtime.h"
 
 #include "CudaDriver.h"
+#include "KernelCache.h"
 
 #include "fa/Conversion/Pipelines.h"
 #include "fa/Dialect/FA/FAOps.h"
 #include "fa/Transforms/Passes.h"
 
+#include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -18,7 +20,9 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <map>
@@ -90,6 +94,16 @@ static std::optional<DType> fromMlirType(Type type) {
   return parseDType(name);
 }
 
+/// The dialects, extensions and LLVM IR translations fa's pipelines use.
+static DialectRegistry makeRegistry() {
+  DialectRegistry registry;
+  registry.insert<FADialect>();
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  return registry;
+}
+
 struct Program::Impl {
   MLIRContext context;
   /// The verified, specialised spec: the source of launch-time checks.
@@ -98,20 +112,12 @@ struct Program::Impl {
   std::vector<KernelInfo> kernels;
   DType dtype = DType::F32;
   Target target = Target::CPU;
+  std::string cacheStatus;
   /// Shapes already checked, per entry function.
   std::set<std::string> validated;
   std::mutex mutex;
 
   Impl() : context(makeRegistry()) { context.loadAllAvailableDialects(); }
-
-  static DialectRegistry makeRegistry() {
-    DialectRegistry registry;
-    registry.insert<FADialect>();
-    registerAllDialects(registry);
-    registerAllExtensions(registry);
-    registerAllToLLVMIRTranslations(registry);
-    return registry;
-  }
 
   /// Checks `args` against the entry by re-verifying its fa op with the
   /// run-time sizes, so launch errors read like compile-time ones.
@@ -134,6 +140,7 @@ const KernelInfo *Program::findKernel(const std::string &name) const {
 }
 
 DType Program::dtype() const { return impl->dtype; }
+const std::string &Program::cacheStatus() const { return impl->cacheStatus; }
 Target Program::target() const { return impl->target; }
 
 static KernelInfo describe(KernelOp kernel) {
@@ -165,14 +172,14 @@ static KernelInfo describe(KernelOp kernel) {
   return info;
 }
 
-std::unique_ptr<Program> Program::compile(const std::string &specText,
-                                          const std::string &bufferName,
-                                          const CompileOptions &options,
-                                          std::string &error) {
-  std::unique_ptr<Program> program(new Program());
-  Impl &impl = *program->impl;
-  MLIRContext *ctx = &impl.context;
-
+/// Parses and verifies a spec and specialises it to `dtype` (when given);
+/// `resolved` is the element type it ends with. Diagnostics go to `error`
+/// as `file:line:col: error: ...`.
+static OwningOpRef<ModuleOp> loadSpec(MLIRContext *ctx,
+                                      const std::string &specText,
+                                      const std::string &bufferName,
+                                      std::optional<DType> dtype,
+                                      DType &resolved, std::string &error) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(specText, bufferName),
@@ -184,28 +191,65 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
     error = diagnostics.empty() ? message : diagnostics;
     return nullptr;
   };
-
-  impl.spec = parseSourceFile<ModuleOp>(sourceMgr, ctx);
-  if (!impl.spec)
+  OwningOpRef<ModuleOp> spec = parseSourceFile<ModuleOp>(sourceMgr, ctx);
+  if (!spec)
     return fail(bufferName + ": error: could not parse the spec");
-  auto kernels = impl.spec->getOps<KernelOp>();
+  auto kernels = spec->getOps<KernelOp>();
   if (kernels.empty())
     return fail(bufferName + ": error: the spec holds no fa.kernel");
-
   // The spec's element type is the first forward argument's.
   KernelOp first = *kernels.begin();
   Type specElement =
       cast<ShapedType>(first.getForward().getArgumentTypes()[0])
           .getElementType();
-  impl.dtype = options.dtype ? *options.dtype : *fromMlirType(specElement);
-  if (options.dtype) {
+  resolved = dtype ? *dtype : *fromMlirType(specElement);
+  if (dtype) {
     PassManager pm(ctx);
     FASpecializeElementTypeOptions specialize;
-    specialize.elementType = dtypeName(*options.dtype);
+    specialize.elementType = dtypeName(*dtype);
     pm.addPass(createFASpecializeElementType(specialize));
-    if (failed(pm.run(*impl.spec)))
+    if (failed(pm.run(*spec)))
       return fail(bufferName + ": error: element-type specialisation failed");
   }
+  return spec;
+}
+
+/// The lowering of a spec for the host CPU or for GPU `arch`.
+static void buildPipeline(PassManager &pm, bool gpu, const std::string &arch,
+                          const CompileOptions &options) {
+  if (gpu) {
+    GpuPipelineOptions gpuOptions;
+    if (options.blockM > 0)
+      gpuOptions.blockM = options.blockM;
+    if (options.blockN > 0)
+      gpuOptions.blockN = options.blockN;
+    gpuOptions.chip = arch;
+    buildGpuPipeline(pm, gpuOptions);
+    return;
+  }
+  CpuPipelineOptions cpu;
+  if (options.blockM > 0)
+    cpu.blockM = options.blockM;
+  if (options.blockN > 0)
+    cpu.blockN = options.blockN;
+  buildCpuPipeline(pm, cpu);
+}
+
+std::unique_ptr<Program> Program::compile(const std::string &specText,
+                                          const std::string &bufferName,
+                                          const CompileOptions &options,
+                                          std::string &error) {
+  std::unique_ptr<Program> program(new Program());
+  Impl &impl = *program->impl;
+  MLIRContext *ctx = &impl.context;
+  impl.spec = loadSpec(ctx, specText, bufferName, options.dtype, impl.dtype,
+                       error);
+  if (!impl.spec)
+    return nullptr;
+  auto fail = [&](const std::string &message) {
+    error = message;
+    return nullptr;
+  };
   for (KernelOp kernel : impl.spec->getOps<KernelOp>())
     impl.kernels.push_back(describe(kernel));
 
@@ -220,27 +264,55 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
   }
   impl.target = useGpu ? Target::GPU : Target::CPU;
 
-  OwningOpRef<ModuleOp> lowered(cast<ModuleOp>(impl.spec->clone()));
-  PassManager pm(ctx);
-  if (useGpu) {
-    GpuPipelineOptions gpu;
-    if (options.blockM > 0)
-      gpu.blockM = options.blockM;
-    if (options.blockN > 0)
-      gpu.blockN = options.blockN;
-    gpu.chip = cuda::deviceArch();
-    buildGpuPipeline(pm, gpu);
-  } else {
-    CpuPipelineOptions cpu;
-    if (options.blockM > 0)
-      cpu.blockM = options.blockM;
-    if (options.blockN > 0)
-      cpu.blockN = options.blockN;
-    buildCpuPipeline(pm, cpu);
+  // Everything that decides the compiled code goes into the cache key.
+  std::string specialised;
+  llvm::raw_string_ostream specStream(specialised);
+  impl.spec->print(specStream);
+  std::string arch =
+      useGpu ? cuda::deviceArch() : llvm::sys::getHostCPUName().str();
+  std::string driver = useGpu ? cuda::driverVersion() : "";
+  std::string tiles = std::to_string(options.blockM) + "x" +
+                      std::to_string(options.blockN);
+  std::string key = KernelCache::hashKey(
+      {compilerId(), LLVM_VERSION_STRING, useGpu ? "gpu" : "cpu", arch,
+       driver, tiles, specialised});
+  KernelCache cache(KernelCache::defaultDirectory());
+
+  OwningOpRef<ModuleOp> lowered;
+  std::string payload;
+  KernelCache::Lookup lookup = cache.load(key, payload);
+  if (lookup == KernelCache::Lookup::Hit) {
+    // A checksummed entry that still fails to parse (another MLIR version
+    // wrote it, say) is rebuilt like a corrupt one.
+    ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
+    lowered = parseSourceString<ModuleOp>(payload, ctx);
+    if (!lowered)
+      lookup = KernelCache::Lookup::Corrupt;
   }
-  if (failed(pm.run(*lowered)))
-    return fail(bufferName + ": error: lowering for the " +
-                (useGpu ? "GPU" : "CPU") + " failed");
+  if (!lowered) {
+    lowered = cast<ModuleOp>(impl.spec->clone());
+    PassManager pm(ctx);
+    buildPipeline(pm, useGpu, arch, options);
+    if (failed(pm.run(*lowered)))
+      return fail(bufferName + ": error: lowering for the " +
+                  (useGpu ? "GPU" : "CPU") + " failed");
+    std::string bytecode;
+    llvm::raw_string_ostream os(bytecode);
+    std::string storeError;
+    if (cache.directory().empty())
+      impl.cacheStatus = "not cached (no cache directory)";
+    else if (failed(writeBytecodeToFile(*lowered, os)) ||
+             !cache.store(key, bytecode, storeError))
+      impl.cacheStatus = "not cached (" + storeError + ")";
+    else
+      impl.cacheStatus = lookup == KernelCache::Lookup::Corrupt
+                             ? "rebuilt corrupt entry"
+                             : "miss";
+  } else {
+    impl.cacheStatus = "hit";
+  }
+  if (!cache.directory().empty())
+    impl.cacheStatus += " " + cache.pathFor(key);
 
   static std::once_flag nativeTargetOnce;
   std::call_once(nativeTargetOnce, [] {
@@ -444,6 +516,36 @@ bool Program::run(const std::string &kernelName, Entry entry,
       return false;
     }
   }
+  return true;
+}
+
+bool compileToPtx(const std::string &specText, const std::string &bufferName,
+                  const CompileOptions &options, const std::string &arch,
+                  std::vector<PtxModule> &modules, std::string &error) {
+  MLIRContext context(makeRegistry());
+  context.loadAllAvailableDialects();
+  DType dtype;
+  OwningOpRef<ModuleOp> module = loadSpec(&context, specText, bufferName,
+                                          options.dtype, dtype, error);
+  if (!module)
+    return false;
+  std::string diagnostics;
+  ScopedDiagnosticHandler capture(&context, [&](Diagnostic &diag) {
+    diagnostics += diag.str() + "\n";
+    return success();
+  });
+  PassManager pm(&context);
+  buildPipeline(pm, /*gpu=*/true, arch, options);
+  if (failed(pm.run(*module))) {
+    error = bufferName + ": error: lowering for " + arch + " failed: " +
+            diagnostics;
+    return false;
+  }
+  module->walk([&](gpu::BinaryOp binary) {
+    for (Attribute object : binary.getObjects())
+      modules.push_back({binary.getSymName().str(),
+                         cast<gpu::ObjectAttr>(object).getObject().str()});
+  });
   return true;
 }
 

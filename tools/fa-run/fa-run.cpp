@@ -49,6 +49,9 @@ static cl::opt<bool> check("check",
 static cl::opt<bool> gradcheck(
     "gradcheck",
     cl::desc("finite-difference check of the backward (needs --dtype f64)"));
+static cl::opt<bool> cacheReport(
+    "cache-report",
+    cl::desc("say whether the kernel cache held the compiled spec"));
 static cl::opt<unsigned> repeat(
     "repeat",
     cl::desc("time each entry over N more runs after a warm-up and print "
@@ -532,6 +535,9 @@ int main(int argc, char **argv) {
     errs() << error;
     return 1;
   }
+
+  if (cacheReport)
+    outs() << "cache: " << program->cacheStatus() << "\n";
 
   Runner runner{*program, {}, std::mt19937_64(seed)};
   bool ranOne = false;
