@@ -1,0 +1,41 @@
+"""fa: FlashAttention-style kernels compiled from a small MLIR dialect.
+
+    import fa
+    o = fa.attention(q, k, v, causal=True, window=128, sinks=sinks)
+
+q [B, Hq, Sq, D], k and v [B, Hkv, Sk, D] (grouped-query when Hq > Hkv), as
+torch tensors (CPU or CUDA, with autograd) or numpy arrays (CPU backend).
+"""
+
+from . import api as _api
+from .api import cache_info, clear_cache, compile, softmax_matmul
+
+__all__ = ["attention", "softmax_matmul", "compile", "cache_info",
+           "clear_cache", "gpu_available"]
+
+
+def gpu_available():
+    """(True, "") when fa can launch kernels here, else (False, why)."""
+    return _api._fa.gpu_available()
+
+
+def attention(q, k, v, *, causal=False, window=None, sink_tokens=0,
+              sinks=None, scale=None, return_lse=False):
+    """Scaled dot-product attention, the online-softmax way.
+
+    causal: key j visible to query i when j <= i + (Sk - Sq).
+    window: the `window` keys ending at the diagonal (needs causal).
+    sink_tokens: the first keys stay visible (StreamingLLM; needs window).
+    sinks: learnable per-head logits [Hq] in the softmax denominator
+        (gpt-oss), float32 (float64 for float64 inputs); gets a gradient.
+    scale: defaults to 1/sqrt(D).
+    Returns o [B, Hq, Sq, D], and lse [B, Hq, Sq] with return_lse.
+    """
+    if any(_api._is_torch(x) for x in (q, k, v, sinks)):
+        from .torch_ops import attention as torch_attention
+        o, lse = torch_attention(q, k, v, causal, window, sink_tokens, sinks,
+                                 scale)
+    else:
+        o, lse = _api.attention_forward(q, k, v, causal, window, sink_tokens,
+                                        sinks, scale)
+    return (o, lse) if return_lse else o

@@ -1,0 +1,280 @@
+"""fa's Python API: attention and softmax_matmul on numpy arrays and torch
+tensors, compiled on first use per (variant, dtype, target) and cached."""
+
+import logging
+import math
+import os
+import time
+
+from . import _fa
+from .spec import accumulator, attention_spec, softmax_matmul_spec
+
+log = logging.getLogger("fa")
+
+try:  # torch is optional: numpy arrays run on the CPU backend without it
+    import torch
+except ImportError:  # pragma: no cover - depends on the environment
+    torch = None
+
+import numpy as np
+
+_NUMPY_DTYPES = {np.dtype(np.float16): "f16", np.dtype(np.float32): "f32",
+                 np.dtype(np.float64): "f64"}
+_programs = {}
+
+
+def _torch_dtypes():
+    return {torch.float16: "f16", torch.bfloat16: "bf16",
+            torch.float32: "f32", torch.float64: "f64"}
+
+
+def _is_torch(x):
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def _dtype_name(name, x):
+    """fa's name for x's element type, or a TypeError naming the argument."""
+    if _is_torch(x):
+        table = _torch_dtypes()
+        expected = "torch.float16, torch.bfloat16, torch.float32 or " \
+                   "torch.float64"
+    else:
+        table = _NUMPY_DTYPES
+        expected = "float16, float32 or float64 (numpy has no bfloat16)"
+    if x.dtype not in table:
+        raise TypeError(f"{name} has dtype {x.dtype}; fa needs {expected}")
+    return table[x.dtype]
+
+
+def _check_tensor(name, x, rank, layout):
+    if not (_is_torch(x) or isinstance(x, np.ndarray)):
+        raise TypeError(f"{name} must be a torch.Tensor or numpy.ndarray, "
+                        f"got {type(x).__name__}")
+    if x.ndim != rank:
+        raise ValueError(f"{name} must have {rank} dimensions {layout}, got "
+                         f"shape {tuple(x.shape)}")
+    if any(s == 0 for s in x.shape):
+        raise ValueError(f"{name} is empty (shape {tuple(x.shape)}); fa "
+                         "needs every dimension >= 1")
+    if _strides(x)[-1] != 1 and x.shape[-1] > 1:
+        raise ValueError(f"{name} must have unit stride on its last "
+                         f"dimension, got strides {_strides(x)}; pass "
+                         f"{name}.contiguous() (torch) or "
+                         f"np.ascontiguousarray({name})")
+
+
+def _strides(x):
+    if _is_torch(x):
+        return tuple(x.stride())
+    return tuple(s // x.itemsize for s in x.strides)
+
+
+def _where(x):
+    if _is_torch(x):
+        return "cuda" if x.is_cuda else "cpu"
+    return "cpu"
+
+
+def _check_same_place(named):
+    kinds = {name: ("torch" if _is_torch(x) else "numpy") for name, x in named}
+    if len(set(kinds.values())) > 1:
+        raise TypeError("mixing torch tensors and numpy arrays: " +
+                        ", ".join(f"{n} is {k}" for n, k in kinds.items()))
+    if any(_is_torch(x) for _, x in named):
+        devices = {name: str(x.device) for name, x in named}
+        if len(set(devices.values())) > 1:
+            raise ValueError("all tensors must be on one device, got " +
+                             ", ".join(f"{n} on {d}"
+                                       for n, d in devices.items()))
+
+
+def _descriptor(x):
+    """(data pointer, dtype, sizes, strides) for the runtime."""
+    if _is_torch(x):
+        ptr = x.data_ptr()
+    else:
+        ptr = x.__array_interface__["data"][0]
+    return (ptr, _dtype_name("tensor", x), list(x.shape), list(_strides(x)))
+
+
+def _empty_like(x, shape, dtype_name):
+    if _is_torch(x):
+        dt = {v: k for k, v in _torch_dtypes().items()}[dtype_name]
+        return torch.empty(shape, dtype=dt, device=x.device)
+    dt = {v: k for k, v in _NUMPY_DTYPES.items()}[dtype_name]
+    return np.empty(shape, dtype=dt)
+
+
+def _program(key, make_text, dtype, target):
+    program = _programs.get((key, dtype, target))
+    if program is None:
+        start = time.perf_counter()
+        program = _fa.Program.compile(make_text(), f"<fa {key[0]}>",
+                                      dtype=dtype, target=target)
+        log.debug("fa: compiled %s for %s/%s in %.2f s (disk cache: %s)",
+                  key, dtype, target, time.perf_counter() - start,
+                  program.cache_status)
+        _programs[(key, dtype, target)] = program
+    return program
+
+
+def _run(program, name, entry, tensors):
+    if any(_is_torch(t) and t.is_cuda for t in tensors):
+        torch.cuda.synchronize()  # fa launches on its own stream
+    program.run(name, entry, [_descriptor(t) for t in tensors])
+
+
+def check_attention_args(q, k, v, causal, window, sink_tokens, sinks, scale):
+    """Raises ValueError/TypeError naming the argument that is wrong."""
+    for name, x, layout in (("q", q, "[B, Hq, Sq, D]"),
+                            ("k", k, "[B, Hkv, Sk, D]"),
+                            ("v", v, "[B, Hkv, Sk, D]")):
+        _check_tensor(name, x, 4, layout)
+    named = [("q", q), ("k", k), ("v", v)]
+    if sinks is not None:
+        named.append(("sinks", sinks))
+    _check_same_place(named)
+    dtype = _dtype_name("q", q)
+    for name, x in (("k", k), ("v", v)):
+        if x.dtype != q.dtype:
+            raise TypeError(f"{name} has dtype {x.dtype} but q has {q.dtype}")
+    if q.shape[0] != k.shape[0] or k.shape != v.shape:
+        raise ValueError(f"k and v must be [B, Hkv, Sk, D] with q's B, got "
+                         f"q {tuple(q.shape)}, k {tuple(k.shape)}, "
+                         f"v {tuple(v.shape)}")
+    if q.shape[3] != k.shape[3]:
+        raise ValueError(f"head dims differ: q has D = {q.shape[3]}, k has "
+                         f"D = {k.shape[3]}")
+    if q.shape[1] % k.shape[1]:
+        raise ValueError(f"query heads (Hq = {q.shape[1]}) must be a "
+                         f"multiple of key/value heads (Hkv = {k.shape[1]})")
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be a bool, got {causal!r}")
+    if window is not None:
+        if not isinstance(window, int) or isinstance(window, bool) \
+                or window < 1:
+            raise ValueError(f"window must be an int >= 1 or None, got "
+                             f"{window!r}")
+        if not causal:
+            raise ValueError("window needs causal=True (the window ends at "
+                             "the diagonal)")
+    if not isinstance(sink_tokens, int) or isinstance(sink_tokens, bool) \
+            or sink_tokens < 0:
+        raise ValueError(f"sink_tokens must be an int >= 0, got "
+                         f"{sink_tokens!r}")
+    if sink_tokens and window is None:
+        raise ValueError("sink_tokens needs a window (without one every key "
+                         "is already visible)")
+    if scale is not None and not (isinstance(scale, (int, float)) and
+                                  math.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale must be a positive finite number or None, "
+                         f"got {scale!r}")
+    if sinks is not None:
+        _check_tensor("sinks", sinks, 1, "[Hq]")
+        if sinks.shape[0] != q.shape[1]:
+            raise ValueError(f"sinks must have shape [Hq] = [{q.shape[1]}], "
+                             f"got {tuple(sinks.shape)}")
+        acc = accumulator(dtype)
+        if _dtype_name("sinks", sinks) != acc:
+            raise TypeError(f"sinks must have dtype "
+                            f"{'float64' if acc == 'f64' else 'float32'} "
+                            f"for {dtype} inputs, got {sinks.dtype}")
+    return dtype
+
+
+def attention_forward(q, k, v, causal, window, sink_tokens, sinks, scale):
+    """o, lse (no autograd): the op's forward on any supported tensors."""
+    dtype = check_attention_args(q, k, v, causal, window, sink_tokens, sinks,
+                                 scale)
+    learnable = sinks is not None
+    variant = dict(causal=causal, window=window, sink_tokens=sink_tokens,
+                   scale=scale)
+    key = ("attention", learnable, tuple(sorted(variant.items())))
+    program = _program(key, lambda: attention_spec(
+        "attention", dtype, learnable, **variant), dtype,
+        "gpu" if _where(q) == "cuda" else "cpu")
+    b, hq, sq, d = q.shape
+    o = _empty_like(q, (b, hq, sq, d), dtype)
+    lse = _empty_like(q, (b, hq, sq), accumulator(dtype))
+    ins = [q, k, v] + ([sinks] if learnable else [])
+    _run(program, "attention", "forward", ins + [o, lse])
+    return o, lse
+
+
+def attention_backward(q, k, v, o, lse, do, causal, window, sink_tokens,
+                       sinks, scale):
+    """dq, dk, dv, dsinks (None without sinks)."""
+    dtype = check_attention_args(q, k, v, causal, window, sink_tokens, sinks,
+                                 scale)
+    learnable = sinks is not None
+    variant = dict(causal=causal, window=window, sink_tokens=sink_tokens,
+                   scale=scale)
+    key = ("attention", learnable, tuple(sorted(variant.items())))
+    program = _program(key, lambda: attention_spec(
+        "attention", dtype, learnable, **variant), dtype,
+        "gpu" if _where(q) == "cuda" else "cpu")
+    dq = _empty_like(q, tuple(q.shape), dtype)
+    dk = _empty_like(q, tuple(k.shape), dtype)
+    dv = _empty_like(q, tuple(v.shape), dtype)
+    ins = [q, k, v, o, lse, do]
+    outs = [dq, dk, dv]
+    dsinks = None
+    if learnable:
+        ins.append(sinks)
+        dsinks = _empty_like(q, tuple(sinks.shape), accumulator(dtype))
+        outs.append(dsinks)
+    _run(program, "attention", "backward", ins + outs)
+    return dq, dk, dv, dsinks
+
+
+def softmax_matmul(x, v):
+    """softmax(x) @ v over the last axis of x [B, M, N], v [B, N, P]."""
+    _check_tensor("x", x, 3, "[B, M, N]")
+    _check_tensor("v", v, 3, "[B, N, P]")
+    _check_same_place([("x", x), ("v", v)])
+    dtype = _dtype_name("x", x)
+    if v.dtype != x.dtype:
+        raise TypeError(f"v has dtype {v.dtype} but x has {x.dtype}")
+    if x.shape[0] != v.shape[0] or x.shape[2] != v.shape[1]:
+        raise ValueError(f"x [B, M, N] and v [B, N, P] do not match: x "
+                         f"{tuple(x.shape)}, v {tuple(v.shape)}")
+    program = _program(("softmax_matmul",), lambda: softmax_matmul_spec(
+        "softmax_matmul", dtype), dtype,
+        "gpu" if _where(x) == "cuda" else "cpu")
+    out = _empty_like(x, (x.shape[0], x.shape[1], v.shape[2]), dtype)
+    _run(program, "softmax_matmul", "forward", [x, v, out])
+    return out
+
+
+def compile(path_or_text, kernel=None, dtype=None, target="auto"):
+    """Compiles a spec (a path or the text itself); returns a Program whose
+    `run(kernel, entry, tensors)` takes (pointer, dtype, sizes, strides)."""
+    if os.path.exists(path_or_text):
+        with open(path_or_text) as f:
+            text, name = f.read(), path_or_text
+    else:
+        text, name = path_or_text, "<string>"
+    program = _fa.Program.compile(text, name, dtype=dtype, target=target)
+    if kernel is not None and kernel not in [k["name"]
+                                             for k in program.kernels]:
+        raise ValueError(f"no kernel named {kernel!r} in {name}; it has " +
+                         ", ".join(k["name"] for k in program.kernels))
+    return program
+
+
+def cache_info():
+    """The in-memory programs (variant, dtype, target) and the disk cache."""
+    disk = os.environ.get("FA_CACHE_DIR")
+    if disk is None:
+        base = os.environ.get("XDG_CACHE_HOME",
+                              os.path.join(os.path.expanduser("~"), ".cache"))
+        disk = os.path.join(base, "fa")
+    return {"programs": len(_programs),
+            "keys": [(k[0][0], k[1], k[2]) for k in _programs],
+            "disk_dir": disk or None}
+
+
+def clear_cache():
+    """Forgets the compiled programs of this process (the disk cache stays;
+    its entries are validated on every use)."""
+    _programs.clear()

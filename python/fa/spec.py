@@ -1,0 +1,67 @@
+"""Spec text for one attention variant, as fa's dialect writes it.
+
+The Python API and the conformance suite describe variants with these
+functions; every size is dynamic, so one spec serves every shape.
+"""
+
+
+def _tensor(rank, dtype):
+    return "tensor<" + "?x" * rank + dtype + ">"
+
+
+def accumulator(dtype):
+    """The type of lse, sinks and dsinks for inputs of `dtype`."""
+    return "f64" if dtype == "f64" else "f32"
+
+
+def clauses(causal=False, window=None, sink_tokens=0, scale=None):
+    """The variant clauses of fa.attention, e.g. 'mask causal window 128'."""
+    parts = []
+    if causal:
+        parts.append("mask causal")
+    if window is not None:
+        parts.append(f"window {int(window)}")
+    if sink_tokens:
+        parts.append(f"sink_tokens {int(sink_tokens)}")
+    if scale is not None:
+        parts.append(f"scale {float(scale):.17e}")
+    return " ".join(parts)
+
+
+def attention_spec(name, dtype, learnable_sinks=False, **variant):
+    """An fa.kernel with the forward and backward of one variant."""
+    q, lse = _tensor(4, dtype), _tensor(3, accumulator(dtype))
+    s = _tensor(1, accumulator(dtype))
+    sinks = [s] if learnable_sinks else []
+    use = " sinks %s" if learnable_sinks else ""
+    c = clauses(**variant)
+    c = " " + c if c else ""
+    fwd_in = [q, q, q] + sinks
+    fwd_args = ", ".join(f"%{n}: {t}" for n, t in zip("qkvs", fwd_in))
+    bwd_names = ["q", "k", "v", "o", "lse", "dO"] + (["s"] if sinks else [])
+    bwd_in = [q, q, q, q, lse, q] + sinks
+    bwd_args = ", ".join(f"%{n}: {t}" for n, t in zip(bwd_names, bwd_in))
+    outs = [q, q, q] + sinks
+    res = ", ".join(f"%r{i}" for i in range(len(outs)))
+    return f"""fa.kernel @{name} {{
+  func.func @forward({fwd_args}) -> ({q}, {lse}) {{
+    %o, %lse = fa.attention %q, %k, %v{use}{c} : ({", ".join(fwd_in)}) -> ({q}, {lse})
+    return %o, %lse : {q}, {lse}
+  }}
+  func.func @backward({bwd_args}) -> ({", ".join(outs)}) {{
+    {res} = fa.attention_grad %q, %k, %v, %o, %lse, %dO{use}{c} : ({", ".join(bwd_in)}) -> ({", ".join(outs)})
+    return {res} : {", ".join(outs)}
+  }}
+}}
+"""
+
+
+def softmax_matmul_spec(name, dtype):
+    t = _tensor(3, dtype)
+    return f"""fa.kernel @{name} {{
+  func.func @forward(%x: {t}, %v: {t}) -> {t} {{
+    %out = fa.softmax_matmul %x, %v : ({t}, {t}) -> {t}
+    return %out : {t}
+  }}
+}}
+"""

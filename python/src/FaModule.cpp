@@ -1,0 +1,139 @@
+//===- FaModule.cpp - Python bindings of fa's runtime ---------------------===//
+//
+// The `fa._fa` extension: compile a spec, run its entries on raw tensor
+// descriptors. Argument checking and tensor handling live in Python
+// (python/fa); this layer only converts and reports errors as ValueError.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Runtime.h"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <tuple>
+
+namespace py = pybind11;
+
+namespace {
+
+fa::DType dtypeFromName(const std::string &name) {
+  std::optional<fa::DType> dtype = fa::parseDType(name);
+  if (!dtype)
+    throw py::value_error("unknown dtype '" + name +
+                          "'; expected f16, bf16, f32 or f64");
+  return *dtype;
+}
+
+fa::Target targetFromName(const std::string &name) {
+  if (name == "cpu")
+    return fa::Target::CPU;
+  if (name == "gpu")
+    return fa::Target::GPU;
+  if (name == "auto")
+    return fa::Target::Auto;
+  throw py::value_error("unknown target '" + name +
+                        "'; expected cpu, gpu or auto");
+}
+
+/// (data pointer, dtype name, sizes, strides in elements)
+using TensorTuple =
+    std::tuple<std::uintptr_t, std::string, std::vector<int64_t>,
+               std::vector<int64_t>>;
+
+std::unique_ptr<fa::Program> compile(const std::string &text,
+                                     const std::string &name,
+                                     std::optional<std::string> dtype,
+                                     const std::string &target,
+                                     int64_t blockM, int64_t blockN) {
+  fa::CompileOptions options;
+  if (dtype)
+    options.dtype = dtypeFromName(*dtype);
+  options.target = targetFromName(target);
+  options.blockM = blockM;
+  options.blockN = blockN;
+  std::string error;
+  std::unique_ptr<fa::Program> program;
+  {
+    py::gil_scoped_release release; // compilation takes a while
+    program = fa::Program::compile(text, name, options, error);
+  }
+  if (!program)
+    throw py::value_error(error);
+  return program;
+}
+
+void run(fa::Program &program, const std::string &kernel,
+         const std::string &entry, const std::vector<TensorTuple> &tensors) {
+  if (entry != "forward" && entry != "backward")
+    throw py::value_error("entry must be 'forward' or 'backward', got '" +
+                          entry + "'");
+  std::vector<fa::Tensor> args;
+  for (const auto &[data, dtype, sizes, strides] : tensors) {
+    fa::Tensor t;
+    t.data = reinterpret_cast<void *>(data);
+    t.dtype = dtypeFromName(dtype);
+    t.sizes = sizes;
+    t.strides = strides;
+    args.push_back(std::move(t));
+  }
+  std::string error;
+  bool ok;
+  {
+    py::gil_scoped_release release;
+    ok = program.run(kernel,
+                     entry == "forward" ? fa::Entry::Forward
+                                        : fa::Entry::Backward,
+                     args, error);
+  }
+  if (!ok)
+    throw py::value_error(error);
+}
+
+py::dict describe(const fa::KernelInfo &info) {
+  py::dict d;
+  d["name"] = info.name;
+  d["softmax_matmul"] = info.softmaxMatmul;
+  d["has_backward"] = info.hasBackward;
+  d["causal"] = info.causal;
+  d["window"] = info.window ? py::cast(*info.window) : py::none();
+  d["sink_tokens"] = info.sinkTokens;
+  d["learnable_sinks"] = info.learnableSinks;
+  d["scale"] = info.scale ? py::cast(*info.scale) : py::none();
+  d["arg_names"] = info.argNames;
+  d["arg_sizes"] = info.argSizes;
+  return d;
+}
+
+} // namespace
+
+PYBIND11_MODULE(_fa, m) {
+  m.doc() = "fa's compiler and runtime (use the `fa` package)";
+  py::class_<fa::Program>(m, "Program")
+      .def_static("compile", &compile, py::arg("text"), py::arg("name"),
+                  py::arg("dtype") = py::none(), py::arg("target") = "auto",
+                  py::arg("block_m") = 0, py::arg("block_n") = 0)
+      .def("run", &run, py::arg("kernel"), py::arg("entry"),
+           py::arg("tensors"))
+      .def_property_readonly("kernels",
+                             [](const fa::Program &p) {
+                               py::list out;
+                               for (const fa::KernelInfo &k : p.kernels())
+                                 out.append(describe(k));
+                               return out;
+                             })
+      .def_property_readonly(
+          "dtype", [](const fa::Program &p) { return fa::dtypeName(p.dtype()); })
+      .def_property_readonly("target",
+                             [](const fa::Program &p) {
+                               return p.target() == fa::Target::GPU ? "gpu"
+                                                                    : "cpu";
+                             })
+      .def_property_readonly("cache_status", &fa::Program::cacheStatus);
+  m.def("gpu_available", []() {
+    std::string why;
+    bool ok = fa::gpuAvailable(&why);
+    return py::make_tuple(ok, why);
+  });
+}

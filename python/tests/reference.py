@@ -1,0 +1,45 @@
+"""Naive float64 attention in numpy: the formulas of DESIGN.md, with the
+mask as an explicit predicate (the independent check of fa's kernels)."""
+
+import numpy as np
+
+
+def visible(sq, sk, causal, window, sink_tokens):
+    i = np.arange(sq)[:, None] + (sk - sq)
+    j = np.arange(sk)[None, :]
+    ok = np.ones((sq, sk), dtype=bool)
+    if causal:
+        ok &= j <= i
+    if window is not None:
+        ok &= (j > i - window) | (j < sink_tokens)
+    return ok
+
+
+def attention(q, k, v, causal=False, window=None, sink_tokens=0, sinks=None,
+              scale=None):
+    q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
+    b, hq, sq, d = q.shape
+    hkv, sk = k.shape[1], k.shape[2]
+    scale = 1 / np.sqrt(d) if scale is None else scale
+    k = np.repeat(k, hq // hkv, axis=1)
+    v = np.repeat(v, hq // hkv, axis=1)
+    s = scale * q @ k.transpose(0, 1, 3, 2)
+    s = np.where(visible(sq, sk, causal, window, sink_tokens), s, -np.inf)
+    sink = np.full(hq, -np.inf) if sinks is None else \
+        np.asarray(sinks, dtype=np.float64)
+    sink = sink[None, :, None]
+    m = np.maximum(s.max(axis=-1), sink)
+    m_safe = np.where(np.isinf(m), 0.0, m)
+    p = np.exp(s - m_safe[..., None])
+    l = p.sum(-1) + np.exp(sink - m_safe)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        o = np.where(l[..., None] > 0, (p @ v) / l[..., None], 0.0)
+        lse = np.where(l > 0, m_safe + np.log(l), -np.inf)
+    return o, lse
+
+
+def relative_error(got, ref):
+    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
+    both_inf = np.isinf(got) & np.isinf(ref) & (got == ref)
+    got, ref = np.where(both_inf, 0, got), np.where(both_inf, 0, ref)
+    return np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-30)

@@ -1,0 +1,166 @@
+"""fa's Python API on numpy arrays (the CPU backend): numbers and errors."""
+
+import os
+
+import numpy as np
+import pytest
+
+import fa
+from reference import attention as ref_attention, relative_error
+
+SPECS = os.path.join(os.path.dirname(__file__), "..", "..", "kernels_spec")
+TOL = {np.float64: 1e-10, np.float32: 1e-4, np.float16: 5e-3}
+
+
+def rand(rng, shape, dtype=np.float64):
+    return rng.standard_normal(shape).astype(dtype)
+
+
+VARIANTS = [
+    dict(),
+    dict(causal=True),
+    dict(causal=True, window=7),
+    dict(causal=True, window=1),
+    dict(causal=True, window=16, sink_tokens=4),
+    dict(causal=True, scale=0.3),
+]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("heads", [(4, 4), (4, 1), (8, 2)])
+@pytest.mark.parametrize("seq", [(33, 33), (7, 40), (40, 7), (1, 1)])
+def test_attention_matches_reference(variant, dtype, heads, seq):
+    rng = np.random.default_rng(hash((str(variant), heads, seq)) % 2**32)
+    (hq, hkv), (sq, sk) = heads, seq
+    q = rand(rng, (2, hq, sq, 16), dtype)
+    k = rand(rng, (2, hkv, sk, 16), dtype)
+    v = rand(rng, (2, hkv, sk, 16), dtype)
+    o, lse = fa.attention(q, k, v, return_lse=True, **variant)
+    ref_o, ref_lse = ref_attention(q, k, v, **variant)
+    assert o.dtype == dtype and o.shape == q.shape
+    assert not np.isnan(o).any()
+    assert relative_error(o, ref_o) < TOL[dtype]
+    assert relative_error(lse, ref_lse) < 1e-5
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_learnable_sinks(dtype):
+    rng = np.random.default_rng(1)
+    q, k, v = rand(rng, (1, 8, 20, 32), dtype), rand(rng, (1, 2, 20, 32), dtype), \
+        rand(rng, (1, 2, 20, 32), dtype)
+    sinks = rand(rng, (8,), dtype)
+    o = fa.attention(q, k, v, causal=True, window=5, sinks=sinks)
+    assert relative_error(o, ref_attention(q, k, v, causal=True, window=5,
+                                           sinks=sinks)[0]) < TOL[dtype]
+
+
+def test_fully_masked_rows_are_zero_not_nan():
+    rng = np.random.default_rng(2)
+    q, k, v = rand(rng, (1, 1, 9, 8)), rand(rng, (1, 1, 3, 8)), \
+        rand(rng, (1, 1, 3, 8))
+    o, lse = fa.attention(q, k, v, causal=True, return_lse=True)
+    assert (o[0, 0, :6] == 0).all() and np.isneginf(lse[0, 0, :6]).all()
+
+
+def test_strided_inputs_are_taken_as_they_are():
+    rng = np.random.default_rng(3)
+    qkv = rand(rng, (2, 3, 4, 17, 16))  # a packed projection, sliced
+    q, k, v = qkv[:, 0], qkv[:, 1], qkv[:, 2]
+    assert not q.flags.c_contiguous
+    o = fa.attention(q, k, v)
+    assert relative_error(o, ref_attention(q, k, v)[0]) < 1e-10
+
+
+def test_softmax_matmul():
+    rng = np.random.default_rng(4)
+    x, v = rand(rng, (3, 17, 100), np.float32), rand(rng, (3, 100, 5),
+                                                      np.float32)
+    e = np.exp(x - x.max(-1, keepdims=True))
+    ref = (e / e.sum(-1, keepdims=True)) @ v
+    assert relative_error(fa.softmax_matmul(x, v), ref) < 1e-4
+
+
+def test_compile_spec_file_and_cache():
+    program = fa.compile(os.path.join(SPECS, "gpt_oss.mlir"),
+                         kernel="gpt_oss_sliding", dtype="f32", target="cpu")
+    names = [k["name"] for k in program.kernels]
+    assert names == ["gpt_oss_sliding", "gpt_oss_full"]
+    assert program.kernels[0]["window"] == 128
+    assert program.kernels[0]["learnable_sinks"]
+    fa.clear_cache()
+    rng = np.random.default_rng(5)
+    fa.attention(rand(rng, (1, 2, 4, 8)), rand(rng, (1, 2, 4, 8)),
+                 rand(rng, (1, 2, 4, 8)))
+    assert fa.cache_info()["programs"] == 1
+    fa.clear_cache()
+    assert fa.cache_info()["programs"] == 0
+
+
+def test_compile_errors_name_the_place():
+    with pytest.raises(ValueError, match=r"<string>:1:\d+: error"):
+        fa.compile("fa.kernel @k { garbage }")
+    with pytest.raises(ValueError, match="no kernel named 'nope'"):
+        fa.compile(os.path.join(SPECS, "mha.mlir"), kernel="nope")
+
+
+# One test per kind of bad input: the error names the argument.
+def good(rng=np.random.default_rng(6)):
+    return dict(q=rand(rng, (1, 4, 8, 16)), k=rand(rng, (1, 2, 8, 16)),
+                v=rand(rng, (1, 2, 8, 16)))
+
+
+def call(**overrides):
+    args = good()
+    args.update(overrides)
+    q, k, v = args.pop("q"), args.pop("k"), args.pop("v")
+    return fa.attention(q, k, v, **args)
+
+
+@pytest.mark.parametrize("overrides, error, message", [
+    (dict(q=np.zeros((4, 8, 16))), ValueError,
+     r"q must have 4 dimensions \[B, Hq, Sq, D\], got shape \(4, 8, 16\)"),
+    (dict(k=np.ones((1, 2, 8, 8)), v=np.ones((1, 2, 8, 8))), ValueError,
+     "head dims differ: q has D = 16, k has D = 8"),
+    (dict(v=np.ones((1, 2, 9, 16))), ValueError, "k and v must be"),
+    (dict(q=np.ones((2, 4, 8, 16))), ValueError, "k and v must be"),
+    (dict(q=np.ones((1, 3, 8, 16))), ValueError,
+     r"query heads \(Hq = 3\) must be a multiple of key/value heads "
+     r"\(Hkv = 2\)"),
+    (dict(q=np.ones((1, 4, 8, 16), np.int32)), TypeError,
+     "q has dtype int32; fa needs float16, float32 or float64"),
+    (dict(k=np.ones((1, 2, 8, 16), np.float32)), TypeError,
+     "k has dtype float32 but q has float64"),
+    (dict(q=[[1.0]]), TypeError,
+     "q must be a torch.Tensor or numpy.ndarray, got list"),
+    (dict(q=np.ones((1, 4, 0, 16))), ValueError, "q is empty"),
+    (dict(q=np.ones((1, 4, 16, 8)).transpose(0, 1, 3, 2)), ValueError,
+     "q must have unit stride on its last dimension"),
+    (dict(causal=True, window=0), ValueError, "window must be an int >= 1"),
+    (dict(window=4), ValueError, "window needs causal=True"),
+    (dict(causal=True, window=4, sink_tokens=-1), ValueError,
+     "sink_tokens must be an int >= 0"),
+    (dict(causal=True, sink_tokens=2), ValueError,
+     "sink_tokens needs a window"),
+    (dict(causal=1), TypeError, "causal must be a bool"),
+    (dict(scale=-1.0), ValueError, "scale must be a positive finite number"),
+    (dict(scale=float("nan")), ValueError,
+     "scale must be a positive finite number"),
+    (dict(sinks=np.ones(3)), ValueError,
+     r"sinks must have shape \[Hq\] = \[4\], got \(3,\)"),
+    (dict(sinks=np.ones(4, np.float32)), TypeError,
+     "sinks must have dtype float64 for f64 inputs"),
+    (dict(sinks=np.ones((4, 1))), ValueError, "sinks must have 1 dimensions"),
+])
+def test_bad_input(overrides, error, message):
+    with pytest.raises(error, match=message):
+        call(**overrides)
+
+
+def test_softmax_matmul_bad_input():
+    with pytest.raises(ValueError, match=r"x \[B, M, N\] and v \[B, N, P\] "
+                                         "do not match"):
+        fa.softmax_matmul(np.ones((2, 3, 4)), np.ones((2, 5, 6)))
+    with pytest.raises(TypeError, match="v has dtype float32 but x has "
+                                        "float64"):
+        fa.softmax_matmul(np.ones((2, 3, 4)), np.ones((2, 4, 6), np.float32))

@@ -1,0 +1,129 @@
+"""fa with PyTorch: autograd, the custom op under torch.compile, GPU and CPU
+tensors, checked against PyTorch in float64. Skipped where torch is absent
+(CI); run on the GPU machine by scripts/gpu-run.sh."""
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.nn.functional as F  # noqa: E402
+
+import fa  # noqa: E402
+
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() and
+                     fa.gpu_available()[0] else [])
+TOL = {torch.float64: 1e-9, torch.float32: 1e-4, torch.bfloat16: 3e-2,
+       torch.float16: 5e-3}
+
+
+def rel(got, ref):
+    return ((got.double() - ref.double()).abs().max() /
+            ref.double().abs().max().clamp_min(1e-30)).item()
+
+
+def reference(q, k, v, causal=False, window=None, sink_tokens=0, sinks=None,
+              scale=None):
+    """PyTorch eager in float64, mask as a tensor (fine for a reference)."""
+    q, k, v = q.double(), k.double(), v.double()
+    hq, hkv, sq, sk = q.shape[1], k.shape[1], q.shape[2], k.shape[2]
+    k = k.repeat_interleave(hq // hkv, 1)
+    v = v.repeat_interleave(hq // hkv, 1)
+    s = (q @ k.transpose(-1, -2)) * (scale or 1 / math.sqrt(q.shape[-1]))
+    i = torch.arange(sq, device=q.device)[:, None] + (sk - sq)
+    j = torch.arange(sk, device=q.device)[None, :]
+    ok = torch.ones(sq, sk, dtype=torch.bool, device=q.device)
+    if causal:
+        ok &= j <= i
+    if window is not None:
+        ok &= (j > i - window) | (j < sink_tokens)
+    s = s.masked_fill(~ok, float("-inf"))
+    if sinks is not None:
+        s = torch.cat([s, sinks.double()[None, :, None, None].expand(
+            s.shape[0], -1, sq, 1)], dim=-1)
+    p = torch.softmax(s, dim=-1).nan_to_num(0.0)
+    return p[..., :sk] @ v
+
+
+VARIANTS = [dict(), dict(causal=True), dict(causal=True, window=9),
+            dict(causal=True, window=16, sink_tokens=4)]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16,
+                                   torch.float64])
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("sinks", [False, True])
+def test_forward_backward_against_float64(device, dtype, variant, sinks):
+    torch.manual_seed(0)
+    shape_q, shape_kv = (2, 8, 45, 64), (2, 2, 61, 64)
+    q = torch.randn(shape_q, device=device, dtype=dtype, requires_grad=True)
+    k = torch.randn(shape_kv, device=device, dtype=dtype, requires_grad=True)
+    v = torch.randn(shape_kv, device=device, dtype=dtype, requires_grad=True)
+    acc = torch.float64 if dtype == torch.float64 else torch.float32
+    s = torch.randn(8, device=device, dtype=acc, requires_grad=True) \
+        if sinks else None
+    o = fa.attention(q, k, v, sinks=s, **variant)
+    do = torch.randn_like(o)
+    o.backward(do)
+    leaves = [q, k, v] + ([s] if sinks else [])
+    refs = [x.detach().double().requires_grad_() for x in leaves]
+    ref = reference(*refs[:3], sinks=refs[3] if sinks else None, **variant)
+    ref.backward(do.double())
+    assert rel(o, ref) < TOL[dtype]
+    for x, r in zip(leaves, refs):
+        assert rel(x.grad, r.grad) < TOL[dtype] * (1 if x.dtype == dtype
+                                                   else 0.1)
+
+
+def test_gradcheck_float64():
+    torch.manual_seed(1)
+    q = torch.randn(1, 2, 7, 8, dtype=torch.float64, requires_grad=True)
+    k = torch.randn(1, 1, 9, 8, dtype=torch.float64, requires_grad=True)
+    v = torch.randn(1, 1, 9, 8, dtype=torch.float64, requires_grad=True)
+    s = torch.randn(2, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(
+        lambda q, k, v, s: fa.attention(q, k, v, causal=True, window=4,
+                                        sinks=s), (q, k, v, s))
+
+
+def test_saves_no_quadratic_tensor():
+    q = torch.randn(1, 2, 256, 16, requires_grad=True)
+    k = torch.randn(1, 2, 256, 16, requires_grad=True)
+    v = torch.randn(1, 2, 256, 16, requires_grad=True)
+    saved = []
+    with torch.autograd.graph.saved_tensors_hooks(
+            lambda t: saved.append(t.numel()) or t, lambda t: t):
+        fa.attention(q, k, v, causal=True)
+    assert saved and max(saved) < 256 * 256
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_torch_compile_fullgraph(device):
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = torch.nn.Linear(64, 64)
+
+        def forward(self, x):
+            b, s, _ = x.shape
+            h = self.proj(x).view(b, s, 4, 16).transpose(1, 2)
+            return fa.attention(h, h, h, causal=True).transpose(1, 2) \
+                .reshape(b, s, 64)
+
+    model = Block().to(device)
+    x = torch.randn(2, 33, 64, device=device)
+    compiled = torch.compile(model, fullgraph=True)
+    assert rel(compiled(x), model(x)) < 1e-5
+
+
+def test_bad_torch_input():
+    q = torch.randn(1, 4, 8, 16)
+    with pytest.raises(TypeError, match="mixing torch tensors and numpy"):
+        fa.attention(q, q.numpy(), q)
+    with pytest.raises(TypeError, match="q has dtype torch.int64"):
+        fa.attention(q.long(), q, q)
+    if "cuda" in DEVICES:
+        with pytest.raises(ValueError, match="all tensors must be on one "
+                                             "device"):
+            fa.attention(q.cuda(), q, q)
