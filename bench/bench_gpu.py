@@ -73,7 +73,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--fa-run", required=True)
     parser.add_argument("--csv", required=True)
-    parser.add_argument("--fa-budget", type=float, default=20.0)
+    parser.add_argument("--fa-budget", type=float, default=30.0)
     parser.add_argument("--fa-tflops-guess", type=float, default=0.05,
                         help="fa's expected rate, to skip hopeless shapes")
     args = parser.parse_args()

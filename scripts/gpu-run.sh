@@ -27,6 +27,23 @@ nvidia-smi > "$OUT_DIR/nvidia-smi.txt" 2>&1
   done
 } > "$OUT_DIR/specs.log" 2>&1
 
+# The Python package, built against this machine's Python and pybind11,
+# tested with torch (CPU and CUDA tensors) against PyTorch in float64.
+PY_DIR=/tmp/fa-python
+rm -rf "$PY_DIR" && mkdir -p "$PY_DIR/fa" && cp python/fa/*.py "$PY_DIR/fa/"
+suffix=$(python3 -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
+if g++ -O2 -shared -fPIC -std=c++17 python/src/FaModule.cpp -Iinclude \
+     -I"$(python3 -c 'import pybind11; print(pybind11.get_include())')" \
+     -I"$(python3 -c "import sysconfig; print(sysconfig.get_paths()['include'])")" \
+     "$FA/lib/libFARuntime.so.22.1" -Wl,-rpath,"$FA/lib" \
+     -o "$PY_DIR/fa/_fa$suffix" > "$OUT_DIR/pytest.log" 2>&1; then
+  PYTHONPATH="$PY_DIR" FA_CACHE_DIR=/tmp/fa-pycache timeout 300 \
+    python3 -m pytest -q -p no:cacheprovider python/tests >> "$OUT_DIR/pytest.log" 2>&1 || status=1
+else
+  status=1
+fi
+tail -n 3 "$OUT_DIR/pytest.log"
+
 if [ -f bench/bench_gpu.py ]; then
   timeout "${FA_BENCH_TIMEOUT:-300}" python3 bench/bench_gpu.py --fa-run "$FA/bin/fa-run" \
     --csv "$OUT_DIR/bench.csv" > "$OUT_DIR/bench.log" 2>&1 || status=1
