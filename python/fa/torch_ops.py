@@ -30,11 +30,17 @@ def _(q, k, v, sinks, causal, window, sink_tokens, scale):
 @torch.library.custom_op("fa::attention_bwd", mutates_args=())
 def attention_bwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                   o: torch.Tensor, lse: torch.Tensor, do: torch.Tensor,
+                  dlse: Optional[torch.Tensor],
                   sinks: Optional[torch.Tensor], causal: bool,
                   window: Optional[int], sink_tokens: int,
                   scale: Optional[float]
                   ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor,
                              torch.Tensor]:
+    # Checked here, on real values, so compiled graphs need no guard on them.
+    if dlse is not None and bool((dlse != 0).any()):
+        raise NotImplementedError(
+            "fa.attention: gradients through lse are not supported; use "
+            "return_lse only for values, or detach lse")
     dq, dk, dv, dsinks = api.attention_backward(
         q, k, v, o, lse, do, causal, window, sink_tokens, sinks, scale)
     if dsinks is None:  # custom ops return tensors: an empty one stands in
@@ -43,7 +49,7 @@ def attention_bwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 
 
 @attention_bwd.register_fake
-def _(q, k, v, o, lse, do, sinks, causal, window, sink_tokens, scale):
+def _(q, k, v, o, lse, do, dlse, sinks, causal, window, sink_tokens, scale):
     n = sinks.shape[0] if sinks is not None else 0
     return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape),
             q.new_empty(n, dtype=_acc_dtype(q)))
@@ -58,12 +64,7 @@ def _setup_context(ctx, inputs, output):
 
 def _backward(ctx, do, dlse):
     q, k, v, o, lse, sinks = ctx.saved_tensors
-    if dlse is not None and not torch.compiler.is_compiling() and \
-            bool((dlse != 0).any()):
-        raise NotImplementedError(
-            "fa.attention: gradients through lse are not supported; use "
-            "return_lse only for values, or detach lse")
-    dq, dk, dv, dsinks = attention_bwd(q, k, v, o, lse, do.contiguous(),
+    dq, dk, dv, dsinks = attention_bwd(q, k, v, o, lse, do.contiguous(), dlse,
                                        sinks, *ctx.variant)
     return dq, dk, dv, (dsinks if sinks is not None else None), None, None, \
         None, None
