@@ -39,6 +39,10 @@ if g++ -O2 -shared -fPIC -std=c++17 python/src/FaModule.cpp -Iinclude \
      -o "$PY_DIR/fa/_fa$suffix" > "$OUT_DIR/pytest.log" 2>&1; then
   PYTHONPATH="$PY_DIR" FA_CACHE_DIR=/tmp/fa-pycache timeout 300 \
     python3 -m pytest -q -p no:cacheprovider python/tests >> "$OUT_DIR/pytest.log" 2>&1 || status=1
+  for example in examples/*.py; do
+    PYTHONPATH="$PY_DIR" timeout 120 python3 "$example" --device cuda \
+      >> "$OUT_DIR/pytest.log" 2>&1 || status=1
+  done
 else
   status=1
 fi
