@@ -22,6 +22,7 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/Support/TargetSelect.h"
 
@@ -104,6 +105,19 @@ static DialectRegistry makeRegistry() {
   return registry;
 }
 
+/// One thread pool for every context fa makes: a process holding many
+/// compiled variants keeps one set of worker threads, not one per variant.
+static llvm::ThreadPoolInterface &sharedThreadPool() {
+  static llvm::DefaultThreadPool pool;
+  return pool;
+}
+
+/// A context for fa's pipelines, on the shared thread pool.
+static void initContext(MLIRContext &context) {
+  context.setThreadPool(sharedThreadPool());
+  context.loadAllAvailableDialects();
+}
+
 struct Program::Impl {
   MLIRContext context;
   /// The verified, specialised spec: the source of launch-time checks.
@@ -117,7 +131,9 @@ struct Program::Impl {
   std::set<std::string> validated;
   std::mutex mutex;
 
-  Impl() : context(makeRegistry()) { context.loadAllAvailableDialects(); }
+  Impl() : context(makeRegistry(), MLIRContext::Threading::DISABLED) {
+    initContext(context);
+  }
 
   /// Checks `args` against the entry by re-verifying its fa op with the
   /// run-time sizes, so launch errors read like compile-time ones.
@@ -522,8 +538,8 @@ bool Program::run(const std::string &kernelName, Entry entry,
 bool compileToPtx(const std::string &specText, const std::string &bufferName,
                   const CompileOptions &options, const std::string &arch,
                   std::vector<PtxModule> &modules, std::string &error) {
-  MLIRContext context(makeRegistry());
-  context.loadAllAvailableDialects();
+  MLIRContext context(makeRegistry(), MLIRContext::Threading::DISABLED);
+  initContext(context);
   DType dtype;
   OwningOpRef<ModuleOp> module = loadSpec(&context, specText, bufferName,
                                           options.dtype, dtype, error);
