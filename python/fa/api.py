@@ -4,19 +4,9 @@ tensors, compiled on first use per (variant, dtype, target) and cached."""
 import logging
 import math
 import os
-import sys
 import time
 
-# Bind fa's LLVM/MLIR references to fa's own copies, eagerly: a process may
-# also hold another LLVM (Triton's, loaded by torch), and a lazily bound
-# call resolved into that copy corrupts memory.
-_dlopen_flags = sys.getdlopenflags()
-sys.setdlopenflags(os.RTLD_NOW | os.RTLD_LOCAL |
-                   getattr(os, "RTLD_DEEPBIND", 0))
-try:
-    from . import _fa
-finally:
-    sys.setdlopenflags(_dlopen_flags)
+from . import _fa
 from .spec import accumulator, attention_spec, softmax_matmul_spec
 
 log = logging.getLogger("fa")
