@@ -182,8 +182,8 @@ def check_attention_args(q, k, v, causal, window, sink_tokens, sinks, scale):
     return dtype
 
 
-def attention_forward(q, k, v, causal, window, sink_tokens, sinks, scale):
-    """o, lse (no autograd): the op's forward on any supported tensors."""
+def _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale):
+    """Checks the arguments; returns (dtype, the variant's Program)."""
     dtype = check_attention_args(q, k, v, causal, window, sink_tokens, sinks,
                                  scale)
     learnable = sinks is not None
@@ -193,6 +193,14 @@ def attention_forward(q, k, v, causal, window, sink_tokens, sinks, scale):
     program = _program(key, lambda: attention_spec(
         "attention", dtype, learnable, **variant), dtype,
         "gpu" if _where(q) == "cuda" else "cpu")
+    return dtype, program
+
+
+def attention_forward(q, k, v, causal, window, sink_tokens, sinks, scale):
+    """o, lse (no autograd): the op's forward on any supported tensors."""
+    dtype, program = _attention_program(q, k, v, causal, window,
+                                        sink_tokens, sinks, scale)
+    learnable = sinks is not None
     b, hq, sq, d = q.shape
     o = _empty_like(q, (b, hq, sq, d), dtype)
     lse = _empty_like(q, (b, hq, sq), accumulator(dtype))
@@ -204,15 +212,9 @@ def attention_forward(q, k, v, causal, window, sink_tokens, sinks, scale):
 def attention_backward(q, k, v, o, lse, do, causal, window, sink_tokens,
                        sinks, scale):
     """dq, dk, dv, dsinks (None without sinks)."""
-    dtype = check_attention_args(q, k, v, causal, window, sink_tokens, sinks,
-                                 scale)
+    dtype, program = _attention_program(q, k, v, causal, window,
+                                        sink_tokens, sinks, scale)
     learnable = sinks is not None
-    variant = dict(causal=causal, window=window, sink_tokens=sink_tokens,
-                   scale=scale)
-    key = ("attention", learnable, tuple(sorted(variant.items())))
-    program = _program(key, lambda: attention_spec(
-        "attention", dtype, learnable, **variant), dtype,
-        "gpu" if _where(q) == "cuda" else "cpu")
     dq = _empty_like(q, tuple(q.shape), dtype)
     dk = _empty_like(q, tuple(k.shape), dtype)
     dv = _empty_like(q, tuple(v.shape), dtype)

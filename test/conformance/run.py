@@ -12,59 +12,44 @@ and fails if any run fails.
 usage: run.py FA_RUN SPECS_DIR WORK_DIR [--target cpu|gpu]
 """
 import collections
-import itertools
+import importlib.util
 import os
 import re
 import subprocess
 import sys
+
+# The Python package's spec writer, loaded by path (no built module needed).
+_SPEC_PY = os.path.join(os.path.dirname(__file__), "..", "..", "python", "fa",
+                        "spec.py")
+_loader = importlib.util.spec_from_file_location("fa_spec", _SPEC_PY)
+spec = importlib.util.module_from_spec(_loader)
+_loader.loader.exec_module(spec)
 
 SEQ_PAIRS = [(1, 1), (7, 7), (64, 64), (197, 197), (300, 300), (1, 300),
              (7, 197), (64, 300), (300, 7), (197, 64), (300, 1)]
 HEAD_DIMS = [16, 64, 96, 128]
 HEADS = [(2, 2), (4, 1), (8, 1)]  # GQA ratios 1, 4, 8
 
-# (name, fa.attention clauses, learnable sinks)
+# (name, variant, learnable sinks)
 VARIANTS = [
-    ("full", "", False),
-    ("causal", "mask causal", False),
-    ("window1", "mask causal window 1", False),
-    ("window16", "mask causal window 16", False),
-    ("window_wide", "mask causal window 1000", False),
-    ("window16_sink1", "mask causal window 16 sink_tokens 1", False),
-    ("window16_sink4", "mask causal window 16 sink_tokens 4", False),
-    ("full_sinks", "", True),
-    ("causal_sinks", "mask causal", True),
-    ("gpt_oss_like", "mask causal window 16 sink_tokens 4", True),
-    ("causal_scale", "mask causal scale 0.3", False),
+    ("full", dict(), False),
+    ("causal", dict(causal=True), False),
+    ("window1", dict(causal=True, window=1), False),
+    ("window16", dict(causal=True, window=16), False),
+    ("window_wide", dict(causal=True, window=1000), False),
+    ("window16_sink1", dict(causal=True, window=16, sink_tokens=1), False),
+    ("window16_sink4", dict(causal=True, window=16, sink_tokens=4), False),
+    ("full_sinks", dict(), True),
+    ("causal_sinks", dict(causal=True), True),
+    ("gpt_oss_like", dict(causal=True, window=16, sink_tokens=4), True),
+    ("causal_scale", dict(causal=True, scale=0.3), False),
 ]
 LOW_PRECISION_VARIANTS = {"causal", "window16_sink4", "gpt_oss_like",
                           "full_sinks"}
 
 
-def spec_text(name, clauses, sinks, dtype="f32"):
-    q = f"tensor<?x?x?x?x{dtype}>"
-    acc = "f64" if dtype == "f64" else "f32"
-    lse, s = f"tensor<?x?x?x{acc}>", f"tensor<?x{acc}>"
-    ins = [q, q, q] + ([s] if sinks else [])
-    sk = " sinks %s" if sinks else ""
-    fwd_args = ", ".join(f"%{n}: {t}" for n, t in zip("qkvs", ins))
-    bwd_names = ["q", "k", "v", "o", "lse", "dO"] + (["s"] if sinks else [])
-    bwd_types = [q, q, q, q, lse, q] + ([s] if sinks else [])
-    bwd_args = ", ".join(f"%{n}: {t}" for n, t in zip(bwd_names, bwd_types))
-    outs = [q, q, q] + ([s] if sinks else [])
-    res = ", ".join(f"%r{i}" for i in range(len(outs)))
-    c = f" {clauses}" if clauses else ""
-    return f"""fa.kernel @{name} {{
-  func.func @forward({fwd_args}) -> ({q}, {lse}) {{
-    %o, %lse = fa.attention %q, %k, %v{sk}{c} : ({", ".join(ins)}) -> ({q}, {lse})
-    return %o, %lse : {q}, {lse}
-  }}
-  func.func @backward({bwd_args}) -> ({", ".join(outs)}) {{
-    {res} = fa.attention_grad %q, %k, %v, %o, %lse, %dO{sk}{c} : ({", ".join(bwd_types)}) -> ({", ".join(outs)})
-    return {res} : {", ".join(outs)}
-  }}
-}}
-"""
+def spec_text(name, variant, sinks):
+    return spec.attention_spec(name, "f32", sinks, **variant)
 
 
 def grid(offset):
@@ -114,11 +99,11 @@ def main():
         else "cpu"
     os.makedirs(work, exist_ok=True)
     suite = Suite(fa_run, work, target)
-    for offset, (name, clauses, sinks) in enumerate(VARIANTS):
+    for offset, (name, variant, sinks) in enumerate(VARIANTS):
         dtypes = ["f32", "f64"]
         if name in LOW_PRECISION_VARIANTS:
             dtypes += ["bf16", "f16"]
-        path = suite.write(name, spec_text(name, clauses, sinks))
+        path = suite.write(name, spec_text(name, variant, sinks))
         for i, dtype in enumerate(dtypes):
             shapes = ";".join(",".join(map(str, s))
                               for s in grid(offset + i))
