@@ -521,7 +521,8 @@ int main(int argc, char **argv) {
   else
     die("--target: unknown '" + targetName + "'; expected cpu, gpu or auto");
   if (blockM < 0 || blockN < 0)
-    die("--block-m and --block-n must be >= 1");
+    die("--block-m and --block-n must be >= 1 (0 or absent: the target's "
+        "default)");
   options.blockM = blockM;
   options.blockN = blockN;
 
