@@ -135,6 +135,15 @@ struct Program::Impl {
     initContext(context);
   }
 
+  ~Impl() {
+    // Mitigation, root cause open (bench/NOTES.md): destroying a GPU engine
+    // (its global dtors unload the CUDA modules) was seen to corrupt the
+    // host heap on the H100. Until that is understood, a GPU program's JIT
+    // code and modules live until the process ends.
+    if (target == Target::GPU)
+      (void)engine.release();
+  }
+
   /// Checks `args` against the entry by re-verifying its fa op with the
   /// run-time sizes, so launch errors read like compile-time ones.
   bool validate(KernelOp kernel, func::FuncOp fn, const std::string &entry,
