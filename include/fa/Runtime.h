@@ -119,7 +119,6 @@ public:
   ~Program();
 
   const std::vector<KernelInfo> &kernels() const;
-  const KernelInfo *findKernel(const std::string &name) const;
   DType dtype() const;
   Target target() const;
   /// How the compiled code was obtained: "hit", "miss" (compiled and

@@ -23,10 +23,9 @@
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ThreadPool.h"
-#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Host.h"
 
-#include <map>
 #include <mutex>
 #include <set>
 
@@ -95,14 +94,18 @@ static std::optional<DType> fromMlirType(Type type) {
   return parseDType(name);
 }
 
-/// The dialects, extensions and LLVM IR translations fa's pipelines use.
-static DialectRegistry makeRegistry() {
-  DialectRegistry registry;
-  registry.insert<FADialect>();
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  registerAllToLLVMIRTranslations(registry);
-  return registry;
+/// The dialects, extensions and LLVM IR translations fa's pipelines use;
+/// built once per process, not per compiled spec.
+static const DialectRegistry &registry() {
+  static const DialectRegistry instance = [] {
+    DialectRegistry r;
+    r.insert<FADialect>();
+    registerAllDialects(r);
+    registerAllExtensions(r);
+    registerAllToLLVMIRTranslations(r);
+    return r;
+  }();
+  return instance;
 }
 
 /// One thread pool for every context fa makes: a process holding many
@@ -131,7 +134,7 @@ struct Program::Impl {
   std::set<std::string> validated;
   std::mutex mutex;
 
-  Impl() : context(makeRegistry(), MLIRContext::Threading::DISABLED) {
+  Impl() : context(registry(), MLIRContext::Threading::DISABLED) {
     initContext(context);
   }
 
@@ -157,16 +160,30 @@ const std::vector<KernelInfo> &Program::kernels() const {
   return impl->kernels;
 }
 
-const KernelInfo *Program::findKernel(const std::string &name) const {
-  for (const KernelInfo &k : impl->kernels)
-    if (k.name == name)
-      return &k;
-  return nullptr;
-}
-
 DType Program::dtype() const { return impl->dtype; }
 const std::string &Program::cacheStatus() const { return impl->cacheStatus; }
 Target Program::target() const { return impl->target; }
+
+/// The names of an entry's arguments: its op's inputs, then its outputs.
+static std::vector<std::string> argumentNames(Operation *compute) {
+  std::vector<std::string> names;
+  if (auto op = dyn_cast<AttentionOp>(compute)) {
+    names = {"q", "k", "v"};
+    if (op.getSinks())
+      names.push_back("sinks");
+    names.insert(names.end(), {"o", "lse"});
+  } else if (auto op = dyn_cast<AttentionGradOp>(compute)) {
+    names = {"q", "k", "v", "o", "lse", "dO"};
+    if (op.getSinks())
+      names.push_back("sinks");
+    names.insert(names.end(), {"dq", "dk", "dv"});
+    if (op.getSinks())
+      names.push_back("dsinks");
+  } else {
+    names = {"x", "v", "out"};
+  }
+  return names;
+}
 
 static KernelInfo describe(KernelOp kernel) {
   KernelInfo info;
@@ -181,13 +198,12 @@ static KernelInfo describe(KernelOp kernel) {
     info.learnableSinks = static_cast<bool>(op.getSinks());
     if (auto scale = op.getScale())
       info.scale = scale->convertToDouble();
-    info.argNames = {"q", "k", "v"};
-    if (info.learnableSinks)
-      info.argNames.push_back("sinks");
   } else {
     info.softmaxMatmul = true;
-    info.argNames = {"x", "v"};
   }
+  std::vector<std::string> names = argumentNames(compute);
+  info.argNames.assign(names.begin(),
+                       names.begin() + compute->getNumOperands());
   for (Type t : forward.getArgumentTypes()) {
     std::vector<int64_t> sizes;
     for (int64_t s : cast<RankedTensorType>(t).getShape())
@@ -242,21 +258,22 @@ static OwningOpRef<ModuleOp> loadSpec(MLIRContext *ctx,
 /// The lowering of a spec for the host CPU or for GPU `arch`.
 static void buildPipeline(PassManager &pm, bool gpu, const std::string &arch,
                           const CompileOptions &options) {
+  // Tile sizes of 0 keep the target's defaults.
+  auto setTiles = [&](auto &targetOptions) {
+    if (options.blockM > 0)
+      targetOptions.blockM = options.blockM;
+    if (options.blockN > 0)
+      targetOptions.blockN = options.blockN;
+  };
   if (gpu) {
     GpuPipelineOptions gpuOptions;
-    if (options.blockM > 0)
-      gpuOptions.blockM = options.blockM;
-    if (options.blockN > 0)
-      gpuOptions.blockN = options.blockN;
+    setTiles(gpuOptions);
     gpuOptions.chip = arch;
     buildGpuPipeline(pm, gpuOptions);
     return;
   }
   CpuPipelineOptions cpu;
-  if (options.blockM > 0)
-    cpu.blockM = options.blockM;
-  if (options.blockN > 0)
-    cpu.blockN = options.blockN;
+  setTiles(cpu);
   buildCpuPipeline(pm, cpu);
 }
 
@@ -370,27 +387,6 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
       return fail("error: loading the GPU kernels failed: " + load);
   }
   return program;
-}
-
-/// The names of an entry's arguments: its op's inputs, then its outputs.
-static std::vector<std::string> argumentNames(Operation *compute) {
-  std::vector<std::string> names;
-  if (auto op = dyn_cast<AttentionOp>(compute)) {
-    names = {"q", "k", "v"};
-    if (op.getSinks())
-      names.push_back("sinks");
-    names.insert(names.end(), {"o", "lse"});
-  } else if (auto op = dyn_cast<AttentionGradOp>(compute)) {
-    names = {"q", "k", "v", "o", "lse", "dO"};
-    if (op.getSinks())
-      names.push_back("sinks");
-    names.insert(names.end(), {"dq", "dk", "dv"});
-    if (op.getSinks())
-      names.push_back("dsinks");
-  } else {
-    names = {"x", "v", "out"};
-  }
-  return names;
 }
 
 bool Program::Impl::validate(KernelOp kernel, func::FuncOp fn,
@@ -547,7 +543,7 @@ bool Program::run(const std::string &kernelName, Entry entry,
 bool compileToPtx(const std::string &specText, const std::string &bufferName,
                   const CompileOptions &options, const std::string &arch,
                   std::vector<PtxModule> &modules, std::string &error) {
-  MLIRContext context(makeRegistry(), MLIRContext::Threading::DISABLED);
+  MLIRContext context(registry(), MLIRContext::Threading::DISABLED);
   initContext(context);
   DType dtype;
   OwningOpRef<ModuleOp> module = loadSpec(&context, specText, bufferName,

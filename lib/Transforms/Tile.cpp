@@ -307,8 +307,8 @@ public:
     phase("queries", lo, hi, innerLo, innerHi, blockM, tile);
   }
 
-  /// scale * log2(e), from the attribute or 1/sqrt(D).
-  Value scoreScale(const Variant &v, Value d, bool base2) {
+  /// The softmax scale: the attribute, or 1/sqrt(D).
+  Value scoreScale(const Variant &v, Value d) {
     Value scale;
     if (v.scale) {
       scale = flt(*v.scale);
@@ -317,7 +317,7 @@ public:
       Value df = arith::SIToFPOp::create(b, acc, di);
       scale = arith::DivFOp::create(b, flt(1.0), math::SqrtOp::create(b, df));
     }
-    return base2 ? fmul(scale, flt(kLog2E)) : scale;
+    return scale;
   }
 
   //===--------------------------------------------------------------------===//
@@ -434,7 +434,7 @@ public:
   void emitAttentionForward(const Variant &v, Value q, Value k, Value val,
                             Value sinks, Value o, Value lse) {
     Dims dims = attentionDims(q, k);
-    Value scale = scoreScale(v, dims.d, /*base2=*/true);
+    Value scale = fmul(scoreScale(v, dims.d), flt(kLog2E));
     parallel({ceilDiv(dims.sq, blockM), dims.hq, dims.batch},
              [&](ValueRange iv) {
       Value bi = iv[2], h = iv[1];
@@ -527,8 +527,8 @@ public:
 
   void emitAttentionBackward(const Variant &v, const GradOperands &op) {
     Dims dims = attentionDims(op.q, op.k);
-    Value scaleLog2 = scoreScale(v, dims.d, /*base2=*/true);
-    Value scale = scoreScale(v, dims.d, /*base2=*/false);
+    Value scale = scoreScale(v, dims.d);
+    Value scaleLog2 = fmul(scale, flt(kLog2E));
     Value log2e = flt(kLog2E);
 
     // Preprocess: D = rowsum(dO * o), O(B * Hq * Sq).

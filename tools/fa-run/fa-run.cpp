@@ -14,6 +14,7 @@
 #include "Reference.h"
 #include "fa/Runtime.h"
 
+#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -70,63 +71,11 @@ namespace {
 // Host tensors in any fa dtype.
 //===----------------------------------------------------------------------===//
 
-uint16_t toBF16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  if (std::isnan(f))
-    return 0x7fc0;
-  bits += 0x7fff + ((bits >> 16) & 1); // round to nearest even
-  return static_cast<uint16_t>(bits >> 16);
-}
-float fromBF16(uint16_t h) {
-  uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-uint16_t toF16(float f) {
-  // Round to nearest even via the float's bits; inputs here are finite and
-  // well inside f16's range.
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000;
-  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
-  uint32_t mant = x & 0x7fffff;
-  if (exp <= 0) { // subnormal
-    if (exp < -10)
-      return static_cast<uint16_t>(sign);
-    mant |= 0x800000;
-    uint32_t shift = static_cast<uint32_t>(14 - exp);
-    uint32_t half = mant >> shift;
-    uint32_t rem = mant & ((1u << shift) - 1);
-    uint32_t mid = 1u << (shift - 1);
-    if (rem > mid || (rem == mid && (half & 1)))
-      ++half;
-    return static_cast<uint16_t>(sign | half);
-  }
-  if (exp >= 31)
-    return static_cast<uint16_t>(sign | 0x7c00);
-  uint32_t half = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  uint32_t rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem == 0x1000 && (half & 1)))
-    ++half;
-  return static_cast<uint16_t>(sign | half);
-}
-float fromF16(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  float f;
-  if (exp == 0)
-    f = std::ldexp(static_cast<float>(mant), -24);
-  else if (exp == 31)
-    f = mant ? NAN : INFINITY;
-  else
-    f = std::ldexp(static_cast<float>(mant | 0x400), static_cast<int>(exp) - 25);
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  bits |= sign;
-  std::memcpy(&f, &bits, 4);
-  return f;
+/// The 16-bit formats, for conversions through LLVM's APFloat (round to
+/// nearest even).
+const llvm::fltSemantics &halfSemantics(fa::DType dtype) {
+  return dtype == fa::DType::BF16 ? llvm::APFloat::BFloat()
+                                  : llvm::APFloat::IEEEhalf();
 }
 
 struct HostTensor {
@@ -161,13 +110,13 @@ struct HostTensor {
       std::memcpy(p, &f, 4);
       break;
     }
-    case fa::DType::BF16: {
-      uint16_t h = toBF16(static_cast<float>(x));
-      std::memcpy(p, &h, 2);
-      break;
-    }
+    case fa::DType::BF16:
     case fa::DType::F16: {
-      uint16_t h = toF16(static_cast<float>(x));
+      llvm::APFloat f(x);
+      bool lost;
+      f.convert(halfSemantics(dtype), llvm::APFloat::rmNearestTiesToEven,
+                &lost);
+      uint16_t h = static_cast<uint16_t>(f.bitcastToAPInt().getZExtValue());
       std::memcpy(p, &h, 2);
       break;
     }
@@ -186,15 +135,15 @@ struct HostTensor {
       std::memcpy(&f, p, 4);
       return f;
     }
-    case fa::DType::BF16: {
-      uint16_t h;
-      std::memcpy(&h, p, 2);
-      return fromBF16(h);
-    }
+    case fa::DType::BF16:
     case fa::DType::F16: {
       uint16_t h;
       std::memcpy(&h, p, 2);
-      return fromF16(h);
+      llvm::APFloat f(halfSemantics(dtype), llvm::APInt(16, h));
+      bool lost;
+      f.convert(llvm::APFloat::IEEEdouble(),
+                llvm::APFloat::rmNearestTiesToEven, &lost);
+      return f.convertToDouble();
     }
     }
     return 0;
