@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs a release build of fa for the GPU machine (which has no LLVM/MLIR):
-# fa's tools and runtime library (the Python module is built there against
+# fa's tools (fa-run, fa-opt, fa-compile) and runtime library (the Python module is built there against
 # it), and the shared libraries they load that the GPU machine lacks
 # (Debian's libLLVM and libMLIR, and libz3 that libLLVM needs), stripped and xz-compressed into
 # bundle/fa-bundle.tar.xz (git-ignored; carry it with the device tool).
@@ -13,7 +13,7 @@ scripts/build.sh "$BUILD_DIR" >/dev/null
 STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
 mkdir -p "$STAGE/bin" "$STAGE/lib" bundle
-for tool in fa-run fa-opt; do
+for tool in fa-run fa-opt fa-compile; do
   strip -o "$STAGE/bin/$tool" "$BUILD_DIR/bin/$tool"
 done
 # Everything fa-run links that is not part of the base system.

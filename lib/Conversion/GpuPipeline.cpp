@@ -17,6 +17,7 @@
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/SCFToGPU/SCFToGPUPass.h"
@@ -55,13 +56,22 @@ void fa::buildGpuPipeline(OpPassManager &pm,
   tile.blockN = options.blockN;
   tile.hoistScratch = false;
   pm.addPass(createFATile(tile));
+  // f16/bf16 forwards of the head dims it supports: tensor-core kernels.
+  FAGpuTensorCoreOptions tensorCore;
+  if (options.tensorCoreBlockN > 0)
+    tensorCore.blockN = options.tensorCoreBlockN;
+  pm.addPass(createFAGpuTensorCore(tensorCore));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // One thread block per iteration of each parallel loop.
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addPass(createConvertParallelLoopToGpuPass());
   pm.addNestedPass<func::FuncOp>(createFADeviceWorkspace());
+  // Constants the canonicalizer hoisted out of the launches go back in:
+  // the tensor-core kernels index their register state with them.
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TileBuilder.h"
+
 #include "fa/Dialect/FA/FAOps.h"
 #include "fa/Transforms/Passes.h"
 
@@ -31,72 +33,14 @@ using namespace fa;
 
 namespace {
 
-constexpr double kLog2E = 1.4426950408889634;
-constexpr double kLn2 = 0.6931471805599453;
-
-/// The variant attributes that shape loop bounds and predicates.
-struct Variant {
-  bool causal = false;
-  std::optional<int64_t> window;
-  int64_t sinkTokens = 0;
-  std::optional<double> scale;
-};
-
-template <typename OpT>
-Variant getVariant(OpT op) {
-  Variant v;
-  v.causal = op.getMask() == MaskKind::causal;
-  v.window = op.getWindow();
-  v.sinkTokens = op.getSinkTokens();
-  if (auto scale = op.getScale())
-    v.scale = scale->convertToDouble();
-  return v;
-}
-
 /// Emits the tile loops of one entry function. Index arithmetic is signed:
 /// the causal offset Sk - Sq may be negative.
-class TileEmitter {
+class TileEmitter : public TileBuilder {
 public:
   TileEmitter(ImplicitLocOpBuilder &b, Type accType, int64_t blockM,
               int64_t blockN, bool hoistScratch)
-      : b(b), acc(cast<FloatType>(accType)), blockM(blockM), blockN(blockN),
+      : TileBuilder(b, accType, blockN), blockM(blockM),
         hoistScratch(hoistScratch) {}
-
-  //===--------------------------------------------------------------------===//
-  // Small builders.
-  //===--------------------------------------------------------------------===//
-
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  Value flt(double v) {
-    return arith::ConstantOp::create(b, acc, b.getFloatAttr(acc, v));
-  }
-  Value negInf() { return flt(-INFINITY); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
-  Value min(Value x, Value y) { return arith::MinSIOp::create(b, x, y); }
-  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, x, y); }
-  Value clamp(Value x, Value lo, Value hi) { return min(max(x, lo), hi); }
-  Value ceilDiv(Value x, int64_t d) {
-    return arith::CeilDivSIOp::create(b, x, idx(d));
-  }
-  Value floorDiv(Value x, int64_t d) {
-    return arith::FloorDivSIOp::create(b, x, idx(d));
-  }
-  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
-    return arith::CmpIOp::create(b, p, x, y);
-  }
-  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
-  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
-  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
-  Value fmax(Value x, Value y) { return arith::MaximumFOp::create(b, x, y); }
-  Value exp2(Value x) { return math::Exp2Op::create(b, x); }
-  Value select(Value c, Value x, Value y) {
-    return arith::SelectOp::create(b, c, x, y);
-  }
-  Value dim(Value memref, int64_t i) {
-    return memref::DimOp::create(b, memref, i);
-  }
 
   /// Loads `memref[indices]` converted to the accumulator type.
   Value load(Value memref, ValueRange indices) {
@@ -125,18 +69,8 @@ public:
                                     dynamicSizes);
   }
 
-  /// for (iv = lb; iv < ub; iv += step) body(iv)
-  scf::ForOp loop(Value lb, Value ub, Value step,
-                  llvm::function_ref<void(Value)> body) {
-    auto forOp = scf::ForOp::create(b, lb, ub, step);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(forOp.getBody()->getTerminator());
-    body(forOp.getInductionVar());
-    return forOp;
-  }
-  void loop(Value ub, llvm::function_ref<void(Value)> body) {
-    loop(idx(0), ub, idx(1), body);
-  }
+  using TileBuilder::loop;
+
   /// A loop nest over [0, ubs) whose iterations are independent: the unit a
   /// GPU maps to a grid. Callers put tiles first and batch last: the first
   /// dimension becomes the fastest-varying (and largest) grid dimension, so
@@ -169,112 +103,6 @@ public:
     });
   }
 
-  //===--------------------------------------------------------------------===//
-  // Phases: a range of tiles split into masked and unmasked loops.
-  //===--------------------------------------------------------------------===//
-
-  /// Visits the tiles of size `block` that start at `lo` and cover [lo, hi).
-  /// Tiles wholly inside [innerLo, innerHi) run `tile(start, /*masked=*/
-  /// false)`; the leading and trailing tiles around them run with
-  /// `masked = true`. A masked tile may be partial; an unmasked one never is.
-  /// Each loop is tagged `fa.tiles = "<name>.masked"` or `"<name>.unmasked"`
-  /// so the IR says which path it is.
-  void phase(StringRef name, Value lo, Value hi, Value innerLo, Value innerHi,
-             int64_t block, llvm::function_ref<void(Value, bool)> tile) {
-    Value zero = idx(0);
-    Value lead = mul(ceilDiv(max(sub(innerLo, lo), zero), block), idx(block));
-    Value leadEnd = min(hi, add(lo, lead));
-    Value innerEnd = min(innerHi, hi);
-    Value full =
-        mul(floorDiv(max(sub(innerEnd, leadEnd), zero), block), idx(block));
-    Value midEnd = add(leadEnd, full);
-    Value step = idx(block);
-    auto tag = [&](scf::ForOp forOp, StringRef path) {
-      forOp->setAttr("fa.tiles", b.getStringAttr(name + "." + path));
-    };
-    tag(loop(lo, leadEnd, step, [&](Value start) { tile(start, true); }),
-        "masked");
-    tag(loop(leadEnd, midEnd, step, [&](Value start) { tile(start, false); }),
-        "unmasked");
-    tag(loop(midEnd, hi, step, [&](Value start) { tile(start, true); }),
-        "masked");
-  }
-
-  //===--------------------------------------------------------------------===//
-  // The mask.
-  //===--------------------------------------------------------------------===//
-
-  /// Sizes shared by every attention entry.
-  struct Dims {
-    Value batch, hq, hkv, sq, sk, d, group, offset;
-  };
-
-  Dims attentionDims(Value q, Value k) {
-    Dims dims;
-    dims.batch = dim(q, 0);
-    dims.hq = dim(q, 1);
-    dims.sq = dim(q, 2);
-    dims.d = dim(q, 3);
-    dims.hkv = dim(k, 1);
-    dims.sk = dim(k, 2);
-    dims.group = arith::DivSIOp::create(b, dims.hq, dims.hkv);
-    dims.offset = sub(dims.sk, dims.sq);
-    return dims;
-  }
-
-  /// Whether query row i may see key j (both absolute), for boundary tiles.
-  Value allowed(const Variant &v, const Dims &dims, Value i, Value j) {
-    Value ok = cmp(arith::CmpIPredicate::slt, j, dims.sk);
-    Value diag = add(i, dims.offset);
-    if (v.causal)
-      ok = arith::AndIOp::create(
-          b, ok, cmp(arith::CmpIPredicate::sle, j, diag));
-    if (v.window) {
-      Value inWindow =
-          cmp(arith::CmpIPredicate::sgt, j, sub(diag, idx(*v.window)));
-      if (v.sinkTokens > 0)
-        inWindow = arith::OrIOp::create(
-            b, inWindow,
-            cmp(arith::CmpIPredicate::slt, j, idx(v.sinkTokens)));
-      ok = arith::AndIOp::create(b, ok, inWindow);
-    }
-    return ok;
-  }
-
-  /// Visits the key tiles that query rows [m0, m0 + rows) may see: a sink
-  /// phase over [0, min(T, lo)), then the causal/window range [lo, hi).
-  void keyTiles(const Variant &v, const Dims &dims, Value m0, Value rows,
-                llvm::function_ref<void(Value, bool, Value)> tile) {
-    Value zero = idx(0);
-    Value lastRow = sub(add(m0, rows), idx(1));
-    Value hi = dims.sk;
-    if (v.causal)
-      hi = clamp(add(add(lastRow, dims.offset), idx(1)), zero, dims.sk);
-    Value lo = zero;
-    if (v.window)
-      lo = clamp(add(sub(add(m0, dims.offset), idx(*v.window)), idx(1)), zero,
-                 hi);
-    if (v.sinkTokens > 0) {
-      // Sink keys below the window start are visible to every row of the
-      // tile (they lie left of the first row's window edge, hence left of
-      // every diagonal), so only a partial last tile needs a bound.
-      Value sinkHi = min(idx(v.sinkTokens), lo);
-      phase("sink_keys", zero, sinkHi, zero, sinkHi, blockN,
-            [&](Value n0, bool masked) { tile(n0, masked, sinkHi); });
-    }
-    // Tiles wholly inside: right of the last row's window edge and left of
-    // the first row's diagonal.
-    Value innerLo = lo;
-    if (v.window)
-      innerLo = clamp(
-          add(sub(add(lastRow, dims.offset), idx(*v.window)), idx(1)), lo, hi);
-    Value innerHi = hi;
-    if (v.causal)
-      innerHi = clamp(add(add(m0, dims.offset), idx(1)), lo, hi);
-    phase("keys", lo, hi, innerLo, innerHi, blockN,
-          [&](Value n0, bool masked) { tile(n0, masked, hi); });
-  }
-
   /// Visits the query tiles that may see keys [n0, n0 + cols), for the
   /// backward's dK/dV loop.
   void queryTiles(const Variant &v, const Dims &dims, Value n0, Value cols,
@@ -305,19 +133,6 @@ public:
     innerLo = clamp(innerLo, lo, hi);
     innerHi = select(fullKeys, clamp(innerHi, innerLo, hi), innerLo);
     phase("queries", lo, hi, innerLo, innerHi, blockM, tile);
-  }
-
-  /// The softmax scale: the attribute, or 1/sqrt(D).
-  Value scoreScale(const Variant &v, Value d) {
-    Value scale;
-    if (v.scale) {
-      scale = flt(*v.scale);
-    } else {
-      Value di = arith::IndexCastOp::create(b, b.getI64Type(), d);
-      Value df = arith::SIToFPOp::create(b, acc, di);
-      scale = arith::DivFOp::create(b, flt(1.0), math::SqrtOp::create(b, df));
-    }
-    return scale;
   }
 
   //===--------------------------------------------------------------------===//
@@ -671,9 +486,7 @@ public:
   }
 
 private:
-  ImplicitLocOpBuilder &b;
-  FloatType acc;
-  int64_t blockM, blockN;
+  int64_t blockM;
   bool hoistScratch;
   Operation *currentParallel = nullptr;
 };
@@ -725,6 +538,9 @@ struct Tile : fa::impl::FATileBase<Tile> {
     entry->setAttr("fa.kernel", kernel.getSymNameAttr());
     entry->setAttr("fa.entry", fn.getSymNameAttr());
     entry->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    // Later GPU passes specialise attention entries by variant.
+    if (isa<AttentionOp, AttentionGradOp>(compute))
+      entry->setAttr(kVariantAttrName, compute->getAttrDictionary());
     Block *body = entry.addEntryBlock();
     b.setInsertionPointToStart(body);
     ValueRange args = body->getArguments();
@@ -734,7 +550,7 @@ struct Tile : fa::impl::FATileBase<Tile> {
                      hoistScratch);
     if (auto op = dyn_cast<AttentionOp>(compute)) {
       bool sinks = static_cast<bool>(op.getSinks());
-      emit.emitAttentionForward(getVariant(op), args[0], args[1], args[2],
+      emit.emitAttentionForward(Variant::fromOp(op), args[0], args[1], args[2],
                                 sinks ? args[3] : Value(),
                                 args[sinks ? 4 : 3], args[sinks ? 5 : 4]);
     } else if (auto op = dyn_cast<AttentionGradOp>(compute)) {
@@ -745,7 +561,7 @@ struct Tile : fa::impl::FATileBase<Tile> {
                                   sinks ? args[6] : Value(), args[out],
                                   args[out + 1], args[out + 2],
                                   sinks ? args[out + 3] : Value()};
-      emit.emitAttentionBackward(getVariant(op), g);
+      emit.emitAttentionBackward(Variant::fromOp(op), g);
     } else {
       emit.emitSoftmaxMatmul(args[0], args[1], args[2]);
     }

@@ -25,6 +25,11 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
                          llvm::cl::init(1)};
   Option<int64_t> blockN{*this, "block-n", llvm::cl::desc("keys per tile"),
                          llvm::cl::init(1)};
+  Option<int64_t> tensorCoreBlockN{
+      *this, "tensor-core-block-n",
+      llvm::cl::desc("keys per shared-memory tile of the tensor-core "
+                     "kernels (0: the pass default)"),
+      llvm::cl::init(0)};
   Option<std::string> chip{*this, "chip", llvm::cl::desc("GPU arch, sm_XX"),
                            llvm::cl::init("sm_90")};
   Option<std::string> features{*this, "features",
@@ -40,8 +45,9 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
 /// $CUDA_HOME, $CUDA_PATH, then /usr/local/cuda; empty when none has it.
 std::string findCudaRoot();
 
-/// fa kernels -> tile loops -> gpu.launch per parallel loop -> NVVM -> PTX
-/// embedded in the host module, whose launches call the mgpu* runtime.
+/// fa kernels -> tile loops -> tensor-core kernels for the f16/bf16
+/// forwards they cover, gpu.launch per remaining parallel loop -> NVVM ->
+/// PTX embedded in the host module, whose launches call the mgpu* runtime.
 void buildGpuPipeline(mlir::OpPassManager &pm,
                       const GpuPipelineOptions &options);
 

@@ -53,6 +53,39 @@ def FATile : Pass<"fa-tile", "::mlir::ModuleOp"> {
     "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect"];
 }
 
+def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
+  let summary = "Run f16/bf16 attention forwards on the tensor cores";
+  let description = [{
+    Runs after fa-tile, on its tiled entries. Each forward attention entry
+    over f16 or bf16 gets, in front of its scalar tile loops, a dispatch on
+    the run-time head dim and layout: when D is one of 64 and 128, every
+    operand has a unit stride on D, the other strides are multiples of 8
+    elements and the data are 16-byte aligned, a warp-level kernel runs
+    instead; any other shape keeps the scalar tile loops.
+
+    The kernel (FlashAttention-2's forward): one thread block of 4 warps per
+    (query tile of 64 rows, query head, batch), causal blocks in decreasing
+    order of work; each warp owns 16 query rows with Q in registers; K and V
+    tiles of `block-n` keys are staged in shared memory by cp.async (zero
+    filled past Sk; the V copy overlaps Q K^T, the next K copy overlaps
+    P V) with an XOR swizzle so ldmatrix is conflict free; S = Q K^T and
+    O += P V are mma.sync m16n8k16 with f32 accumulators, P reused from the
+    S registers; the online softmax runs in registers in base 2 with quad
+    shuffles. Key tiles and their predicates are the same phases fa-tile
+    uses (the variant's mask as loop bounds), so only boundary tiles are
+    predicated.
+  }];
+  let options = [
+    Option<"blockN", "block-n", "int64_t", "64",
+           "keys per shared-memory tile (a multiple of 16)">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+    "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::vector::VectorDialect",
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
+}
+
 def FADeviceWorkspace : Pass<"fa-device-workspace", "::mlir::func::FuncOp"> {
   let summary = "Put the host function's workspaces in GPU memory";
   let description = [{

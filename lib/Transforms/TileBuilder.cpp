@@ -1,0 +1,154 @@
+//===- TileBuilder.cpp - Index math, masks and key-tile phases ------------===//
+
+#include "TileBuilder.h"
+
+#include "fa/Dialect/FA/FAOps.h"
+
+using namespace mlir;
+
+namespace fa {
+
+Variant Variant::fromOp(Operation *op) {
+  Variant v;
+  auto read = [&](auto typed) {
+    v.causal = typed.getMask() == MaskKind::causal;
+    v.window = typed.getWindow();
+    v.sinkTokens = typed.getSinkTokens();
+    if (auto scale = typed.getScale())
+      v.scale = scale->convertToDouble();
+  };
+  if (auto fwd = dyn_cast<AttentionOp>(op))
+    read(fwd);
+  else if (auto bwd = dyn_cast<AttentionGradOp>(op))
+    read(bwd);
+  return v;
+}
+
+std::optional<Variant> Variant::fromEntry(Operation *entry) {
+  auto dict = entry->getAttrOfType<DictionaryAttr>(kVariantAttrName);
+  if (!dict)
+    return std::nullopt;
+  Variant v;
+  if (auto mask = dict.getAs<IntegerAttr>("mask"))
+    v.causal = mask.getInt() == static_cast<int64_t>(MaskKind::causal);
+  if (auto window = dict.getAs<IntegerAttr>("window"))
+    v.window = window.getInt();
+  if (auto sinkTokens = dict.getAs<IntegerAttr>("sink_tokens"))
+    v.sinkTokens = sinkTokens.getInt();
+  if (auto scale = dict.getAs<FloatAttr>("scale"))
+    v.scale = scale.getValueAsDouble();
+  return v;
+}
+
+scf::ForOp TileBuilder::loop(Value lb, Value ub, Value step,
+                             llvm::function_ref<void(Value)> body) {
+  auto forOp = scf::ForOp::create(b, lb, ub, step);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(forOp.getBody()->getTerminator());
+  body(forOp.getInductionVar());
+  return forOp;
+}
+
+void TileBuilder::phase(StringRef name, Value lo, Value hi, Value innerLo,
+                        Value innerHi, int64_t block,
+                        llvm::function_ref<void(Value, bool)> tile) {
+  Value zero = idx(0);
+  Value lead = mul(ceilDiv(max(sub(innerLo, lo), zero), block), idx(block));
+  Value leadEnd = min(hi, add(lo, lead));
+  Value innerEnd = min(innerHi, hi);
+  Value full =
+      mul(floorDiv(max(sub(innerEnd, leadEnd), zero), block), idx(block));
+  Value midEnd = add(leadEnd, full);
+  Value step = idx(block);
+  auto tag = [&](scf::ForOp forOp, StringRef path) {
+    forOp->setAttr("fa.tiles", b.getStringAttr(name + "." + path));
+  };
+  tag(loop(lo, leadEnd, step, [&](Value start) { tile(start, true); }),
+      "masked");
+  tag(loop(leadEnd, midEnd, step, [&](Value start) { tile(start, false); }),
+      "unmasked");
+  tag(loop(midEnd, hi, step, [&](Value start) { tile(start, true); }),
+      "masked");
+}
+
+TileBuilder::Dims TileBuilder::attentionDims(Value q, Value k) {
+  Dims dims;
+  dims.batch = dim(q, 0);
+  dims.hq = dim(q, 1);
+  dims.sq = dim(q, 2);
+  dims.d = dim(q, 3);
+  dims.hkv = dim(k, 1);
+  dims.sk = dim(k, 2);
+  dims.group = arith::DivSIOp::create(b, dims.hq, dims.hkv);
+  dims.offset = sub(dims.sk, dims.sq);
+  return dims;
+}
+
+Value TileBuilder::allowed(const Variant &v, const Dims &dims, Value i,
+                           Value j) {
+  Value ok = cmp(arith::CmpIPredicate::slt, j, dims.sk);
+  Value diag = add(i, dims.offset);
+  if (v.causal)
+    ok = arith::AndIOp::create(b, ok,
+                               cmp(arith::CmpIPredicate::sle, j, diag));
+  if (v.window) {
+    Value inWindow =
+        cmp(arith::CmpIPredicate::sgt, j, sub(diag, idx(*v.window)));
+    if (v.sinkTokens > 0)
+      inWindow = arith::OrIOp::create(
+          b, inWindow, cmp(arith::CmpIPredicate::slt, j, idx(v.sinkTokens)));
+    ok = arith::AndIOp::create(b, ok, inWindow);
+  }
+  return ok;
+}
+
+SmallVector<TileBuilder::KeyPhase, 2>
+TileBuilder::keyPhases(const Variant &v, const Dims &dims, Value m0,
+                       Value rows) {
+  SmallVector<KeyPhase, 2> phases;
+  Value zero = idx(0);
+  Value lastRow = sub(add(m0, rows), idx(1));
+  Value hi = dims.sk;
+  if (v.causal)
+    hi = clamp(add(add(lastRow, dims.offset), idx(1)), zero, dims.sk);
+  Value lo = zero;
+  if (v.window)
+    lo = clamp(add(sub(add(m0, dims.offset), idx(*v.window)), idx(1)), zero,
+               hi);
+  if (v.sinkTokens > 0) {
+    // Sink keys below the window start are visible to every row of the
+    // block (they lie left of the first row's window edge, hence left of
+    // every diagonal), so only a partial last tile needs a bound.
+    Value sinkHi = min(idx(v.sinkTokens), lo);
+    phases.push_back({"sink_keys", zero, sinkHi, zero, sinkHi, sinkHi});
+  }
+  // Tiles wholly inside: right of the last row's window edge and left of
+  // the first row's diagonal.
+  Value innerLo = lo;
+  if (v.window)
+    innerLo = clamp(
+        add(sub(add(lastRow, dims.offset), idx(*v.window)), idx(1)), lo, hi);
+  Value innerHi = hi;
+  if (v.causal)
+    innerHi = clamp(add(add(m0, dims.offset), idx(1)), lo, hi);
+  phases.push_back({"keys", lo, hi, innerLo, innerHi, hi});
+  return phases;
+}
+
+void TileBuilder::keyTiles(const Variant &v, const Dims &dims, Value m0,
+                           Value rows,
+                           llvm::function_ref<void(Value, bool, Value)> tile) {
+  for (const KeyPhase &p : keyPhases(v, dims, m0, rows))
+    phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockN,
+          [&](Value n0, bool masked) { tile(n0, masked, p.keyHi); });
+}
+
+Value TileBuilder::scoreScale(const Variant &v, Value d) {
+  if (v.scale)
+    return flt(*v.scale);
+  Value di = arith::IndexCastOp::create(b, b.getI64Type(), d);
+  Value df = arith::SIToFPOp::create(b, acc, di);
+  return arith::DivFOp::create(b, flt(1.0), math::SqrtOp::create(b, df));
+}
+
+} // namespace fa

@@ -1,0 +1,174 @@
+//===- TileBuilder.h - Index math, masks and key-tile phases ----*- C++ -*-===//
+//
+// What every lowering of an fa op to tile loops shares: the variant
+// attributes, small builders, and the mask as loop bounds (which key tiles
+// a block of query rows visits, which of them need a per-element
+// predicate, and that predicate). fa-tile (scalar tiles) and
+// fa-gpu-tensor-core (warp-level MMA tiles) both build on it, so the two
+// agree on every mask by construction.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_LIB_TRANSFORMS_TILEBUILDER_H
+#define FA_LIB_TRANSFORMS_TILEBUILDER_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <cmath>
+#include <optional>
+
+namespace fa {
+
+constexpr double kLog2E = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
+
+/// The variant attributes that shape loop bounds and predicates.
+struct Variant {
+  bool causal = false;
+  std::optional<int64_t> window;
+  int64_t sinkTokens = 0;
+  std::optional<double> scale;
+
+  /// Reads fa.attention's / fa.attention_grad's variant attributes.
+  static Variant fromOp(mlir::Operation *op);
+  /// Reads them from the copy fa-tile leaves on a tiled entry
+  /// (`fa.variant`); null when the entry has none.
+  static std::optional<Variant> fromEntry(mlir::Operation *entry);
+};
+
+/// The name of the entry attribute holding the variant's attributes.
+inline constexpr llvm::StringLiteral kVariantAttrName = "fa.variant";
+
+class TileBuilder {
+public:
+  TileBuilder(mlir::ImplicitLocOpBuilder &b, mlir::Type accType,
+              int64_t blockN)
+      : b(b), acc(mlir::cast<mlir::FloatType>(accType)), blockN(blockN) {}
+
+  //===--------------------------------------------------------------------===//
+  // Small builders; index arithmetic is signed (the causal offset Sk - Sq
+  // may be negative).
+  //===--------------------------------------------------------------------===//
+
+  mlir::Value idx(int64_t v) {
+    return mlir::arith::ConstantIndexOp::create(b, v);
+  }
+  mlir::Value flt(double v) {
+    return mlir::arith::ConstantOp::create(b, acc, b.getFloatAttr(acc, v));
+  }
+  mlir::Value negInf() { return flt(-INFINITY); }
+  mlir::Value add(mlir::Value x, mlir::Value y) {
+    return mlir::arith::AddIOp::create(b, x, y);
+  }
+  mlir::Value sub(mlir::Value x, mlir::Value y) {
+    return mlir::arith::SubIOp::create(b, x, y);
+  }
+  mlir::Value mul(mlir::Value x, mlir::Value y) {
+    return mlir::arith::MulIOp::create(b, x, y);
+  }
+  mlir::Value min(mlir::Value x, mlir::Value y) {
+    return mlir::arith::MinSIOp::create(b, x, y);
+  }
+  mlir::Value max(mlir::Value x, mlir::Value y) {
+    return mlir::arith::MaxSIOp::create(b, x, y);
+  }
+  mlir::Value clamp(mlir::Value x, mlir::Value lo, mlir::Value hi) {
+    return min(max(x, lo), hi);
+  }
+  mlir::Value ceilDiv(mlir::Value x, int64_t d) {
+    return mlir::arith::CeilDivSIOp::create(b, x, idx(d));
+  }
+  mlir::Value floorDiv(mlir::Value x, int64_t d) {
+    return mlir::arith::FloorDivSIOp::create(b, x, idx(d));
+  }
+  mlir::Value cmp(mlir::arith::CmpIPredicate p, mlir::Value x,
+                  mlir::Value y) {
+    return mlir::arith::CmpIOp::create(b, p, x, y);
+  }
+  mlir::Value fadd(mlir::Value x, mlir::Value y) {
+    return mlir::arith::AddFOp::create(b, x, y);
+  }
+  mlir::Value fsub(mlir::Value x, mlir::Value y) {
+    return mlir::arith::SubFOp::create(b, x, y);
+  }
+  mlir::Value fmul(mlir::Value x, mlir::Value y) {
+    return mlir::arith::MulFOp::create(b, x, y);
+  }
+  mlir::Value fmax(mlir::Value x, mlir::Value y) {
+    return mlir::arith::MaximumFOp::create(b, x, y);
+  }
+  mlir::Value exp2(mlir::Value x) { return mlir::math::Exp2Op::create(b, x); }
+  mlir::Value select(mlir::Value c, mlir::Value x, mlir::Value y) {
+    return mlir::arith::SelectOp::create(b, c, x, y);
+  }
+  mlir::Value dim(mlir::Value memref, int64_t i) {
+    return mlir::memref::DimOp::create(b, memref, i);
+  }
+
+  /// for (iv = lb; iv < ub; iv += step) body(iv)
+  mlir::scf::ForOp loop(mlir::Value lb, mlir::Value ub, mlir::Value step,
+                        llvm::function_ref<void(mlir::Value)> body);
+  void loop(mlir::Value ub, llvm::function_ref<void(mlir::Value)> body) {
+    loop(idx(0), ub, idx(1), body);
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Phases: a range of tiles split into masked and unmasked loops.
+  //===--------------------------------------------------------------------===//
+
+  /// Visits the tiles of size `block` that start at `lo` and cover [lo, hi).
+  /// Tiles wholly inside [innerLo, innerHi) run `tile(start, /*masked=*/
+  /// false)`; the leading and trailing tiles around them run with
+  /// `masked = true`. A masked tile may be partial; an unmasked one never is.
+  /// Each loop is tagged `fa.tiles = "<name>.masked"` or `"<name>.unmasked"`
+  /// so the IR says which path it is.
+  void phase(llvm::StringRef name, mlir::Value lo, mlir::Value hi,
+             mlir::Value innerLo, mlir::Value innerHi, int64_t block,
+             llvm::function_ref<void(mlir::Value, bool)> tile);
+
+  //===--------------------------------------------------------------------===//
+  // The mask.
+  //===--------------------------------------------------------------------===//
+
+  /// Sizes shared by every attention entry.
+  struct Dims {
+    mlir::Value batch, hq, hkv, sq, sk, d, group, offset;
+  };
+  Dims attentionDims(mlir::Value q, mlir::Value k);
+
+  /// Whether query row i may see key j (both absolute), for boundary tiles.
+  mlir::Value allowed(const Variant &v, const Dims &dims, mlir::Value i,
+                      mlir::Value j);
+
+  /// A range of key tiles: [lo, hi), of which [innerLo, innerHi) need no
+  /// predicate; keys at or past `keyHi` belong to no tile of this phase.
+  struct KeyPhase {
+    llvm::StringRef name;
+    mlir::Value lo, hi, innerLo, innerHi, keyHi;
+  };
+  /// The key phases of query rows [m0, m0 + rows): a sink phase over
+  /// [0, min(T, lo)) (with sink tokens), then the causal/window range.
+  llvm::SmallVector<KeyPhase, 2> keyPhases(const Variant &v, const Dims &dims,
+                                           mlir::Value m0, mlir::Value rows);
+  /// Visits every key tile of `keyPhases` as tile(start, masked, keyHi).
+  void keyTiles(const Variant &v, const Dims &dims, mlir::Value m0,
+                mlir::Value rows,
+                llvm::function_ref<void(mlir::Value, bool, mlir::Value)> tile);
+
+  /// The softmax scale: the attribute, or 1/sqrt(D), in the accumulator
+  /// type.
+  mlir::Value scoreScale(const Variant &v, mlir::Value d);
+
+protected:
+  mlir::ImplicitLocOpBuilder &b;
+  mlir::FloatType acc;
+  int64_t blockN;
+};
+
+} // namespace fa
+
+#endif // FA_LIB_TRANSFORMS_TILEBUILDER_H
