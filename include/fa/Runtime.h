@@ -70,6 +70,13 @@ struct CompileOptions {
 /// not, `why` (if given) says why.
 bool gpuAvailable(std::string *why = nullptr);
 
+/// Kernel timing for benchmarks: while on, each GPU kernel launch is
+/// bracketed by CUDA events on its stream (a small cost per launch).
+void setKernelTiming(bool enabled);
+/// The GPU time of the kernels launched since the last call (and since
+/// timing was turned on), in milliseconds.
+double takeKernelTime();
+
 /// Device memory for the GPU target's arguments.
 class DeviceBuffer {
 public:

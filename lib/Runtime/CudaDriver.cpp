@@ -7,6 +7,8 @@
 
 #include <map>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 namespace fa::cuda {
 namespace {
@@ -34,7 +36,11 @@ struct Driver {
   X(cuMemAlloc, "cuMemAlloc_v2")                                               \
   X(cuMemFree, "cuMemFree_v2")                                                 \
   X(cuMemcpyHtoD, "cuMemcpyHtoD_v2")                                           \
-  X(cuMemcpyDtoH, "cuMemcpyDtoH_v2")
+  X(cuMemcpyDtoH, "cuMemcpyDtoH_v2")                                           \
+  X(cuEventCreate, "cuEventCreate")                                            \
+  X(cuEventRecord, "cuEventRecord")                                            \
+  X(cuEventElapsedTime, "cuEventElapsedTime")                                  \
+  X(cuEventDestroy, "cuEventDestroy_v2")
 #define FA_DECLARE(name, symbol) decltype(&::name) name = nullptr;
   FA_CUDA_FUNCTIONS(FA_DECLARE)
 #undef FA_DECLARE
@@ -48,6 +54,20 @@ struct Driver {
 Driver &driver() {
   static Driver d;
   return d;
+}
+
+/// Kernel timing: CUDA events around each launch while it is on, read back
+/// when the launching stream is synchronized.
+struct KernelTiming {
+  std::mutex mutex;
+  bool enabled = false;
+  std::vector<std::pair<CUevent, CUevent>> pending;
+  double totalMs = 0;
+};
+
+KernelTiming &kernelTiming() {
+  static KernelTiming t;
+  return t;
 }
 
 std::mutex &errorMutex() {
@@ -192,9 +212,28 @@ extern "C" void faMgpuLaunchKernel(void *function, intptr_t gridX,
                  f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),
              "cuFuncSetAttribute", "kernel " + name))
     return;
+  auto cuStream = static_cast<CUstream>(stream);
+  KernelTiming &timing = kernelTiming();
+  std::pair<CUevent, CUevent> events{nullptr, nullptr};
+  {
+    std::lock_guard<std::mutex> lock(timing.mutex);
+    if (timing.enabled &&
+        check(d.cuEventCreate(&events.first, CU_EVENT_DEFAULT),
+              "cuEventCreate", "timing kernel " + name) &&
+        check(d.cuEventCreate(&events.second, CU_EVENT_DEFAULT),
+              "cuEventCreate", "timing kernel " + name))
+      check(d.cuEventRecord(events.first, cuStream), "cuEventRecord",
+            "timing kernel " + name);
+  }
   check(d.cuLaunchKernel(f, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
-                         static_cast<CUstream>(stream), params, extra),
+                         cuStream, params, extra),
         "cuLaunchKernel", "kernel " + name);
+  if (events.second) {
+    check(d.cuEventRecord(events.second, cuStream), "cuEventRecord",
+          "timing kernel " + name);
+    std::lock_guard<std::mutex> lock(timing.mutex);
+    timing.pending.push_back(events);
+  }
 }
 
 extern "C" void *faMgpuStreamCreate() {
@@ -211,9 +250,22 @@ extern "C" void faMgpuStreamDestroy(void *stream) {
 }
 
 extern "C" void faMgpuStreamSynchronize(void *stream) {
-  if (stream)
-    check(driver().cuStreamSynchronize(static_cast<CUstream>(stream)),
-          "cuStreamSynchronize", "the launched kernels");
+  if (!stream)
+    return;
+  Driver &d = driver();
+  check(d.cuStreamSynchronize(static_cast<CUstream>(stream)),
+        "cuStreamSynchronize", "the launched kernels");
+  KernelTiming &timing = kernelTiming();
+  std::lock_guard<std::mutex> lock(timing.mutex);
+  for (auto [start, stop] : timing.pending) {
+    float ms = 0;
+    if (check(d.cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime",
+              "kernel timing"))
+      timing.totalMs += ms;
+    d.cuEventDestroy(start);
+    d.cuEventDestroy(stop);
+  }
+  timing.pending.clear();
 }
 
 extern "C" void *faMgpuMemAlloc(uint64_t bytes, void *, bool) {
@@ -232,6 +284,18 @@ extern "C" void faMgpuMemFree(void *pointer, void *) {
 }
 
 } // namespace
+
+void setKernelTiming(bool enabled) {
+  KernelTiming &timing = kernelTiming();
+  std::lock_guard<std::mutex> lock(timing.mutex);
+  timing.enabled = enabled;
+}
+
+double takeKernelTimeMs() {
+  KernelTiming &timing = kernelTiming();
+  std::lock_guard<std::mutex> lock(timing.mutex);
+  return std::exchange(timing.totalMs, 0.0);
+}
 
 bool ensureInitialized(std::string &error) {
   static std::once_flag once;

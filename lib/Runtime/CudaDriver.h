@@ -35,6 +35,12 @@ std::string takeLaunchError();
 /// on the dynamically loaded driver, for the JIT's symbol table.
 llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner);
 
+/// While on, every launch is bracketed by CUDA events on its stream; the
+/// elapsed GPU time accumulates when the stream is synchronized.
+void setKernelTiming(bool enabled);
+/// The accumulated kernel time in milliseconds since the last call.
+double takeKernelTimeMs();
+
 /// Device memory for callers that hold host data (fa-run, tests).
 void *allocate(std::size_t bytes, std::string &error);
 void release(void *pointer);

@@ -578,6 +578,10 @@ bool gpuAvailable(std::string *why) {
   return ok;
 }
 
+void setKernelTiming(bool enabled) { cuda::setKernelTiming(enabled); }
+
+double takeKernelTime() { return cuda::takeKernelTimeMs(); }
+
 std::unique_ptr<DeviceBuffer> DeviceBuffer::allocate(std::size_t bytes,
                                                      std::string &error) {
   void *pointer = cuda::allocate(bytes, error);

@@ -404,9 +404,13 @@ private:
         mma(qFrag[kk], {frag[2], frag[3]}, s[2 * np + 1]);
       }
 
+    // With a positive scale the row max commutes with scaling, so scores
+    // stay unscaled and exp2(s * scale - m) is one FMA per element; a
+    // non-positive scale attribute scales each score first.
+    bool scaleFirst = variant.scale && *variant.scale <= 0;
     for (int64_t nt = 0; nt < nTiles; ++nt)
       for (int64_t e = 0; e < 4; ++e) {
-        Value x = fmul(s[nt][e], scaleLog2);
+        Value x = scaleFirst ? fmul(s[nt][e], scaleLog2) : s[nt][e];
         if (keyHi) {
           Value j = add(add(n0, idx(nt * 8 + e % 2)), mul(quadTid, idx(2)));
           Value ok = arith::AndIOp::create(
@@ -425,6 +429,8 @@ private:
           rowMax = fmaxnum(rowMax, s[nt][e]);
       rowMax = quadReduce(rowMax,
                           [&](Value x, Value y) { return fmaxnum(x, y); });
+      if (!scaleFirst)
+        rowMax = fmul(rowMax, scaleLog2);
       Value mOld = loadState(state.stats, r);
       Value mNew = fmaxnum(mOld, rowMax);
       // A row with nothing visible yet keeps m = -inf; subtract 0 then so
@@ -436,7 +442,11 @@ private:
       Value sum = flt(0.0);
       for (int64_t nt = 0; nt < nTiles; ++nt)
         for (int64_t e = 2 * r; e < 2 * r + 2; ++e) {
-          s[nt][e] = exp2(fsub(s[nt][e], mSafe));
+          Value shifted =
+              scaleFirst ? fsub(s[nt][e], mSafe)
+                         : math::FmaOp::create(b, s[nt][e], scaleLog2,
+                                               arith::NegFOp::create(b, mSafe));
+          s[nt][e] = exp2(shifted);
           sum = fadd(sum, s[nt][e]);
         }
       Value lOld = loadState(state.stats, 2 + r);
