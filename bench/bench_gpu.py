@@ -177,7 +177,7 @@ def main():
     parser.add_argument("--csv", required=True)
     parser.add_argument("--fa-budget", type=float, default=30.0)
     parser.add_argument("--fa-fwd-tflops-guess", type=float, default=100.0)
-    parser.add_argument("--fa-bwd-tflops-guess", type=float, default=0.05,
+    parser.add_argument("--fa-bwd-tflops-guess", type=float, default=50.0,
                         help="fa's expected backward rate, to skip hopeless "
                              "shapes")
     parser.add_argument("--no-flex", action="store_true")

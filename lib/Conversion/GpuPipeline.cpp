@@ -67,9 +67,7 @@ void fa::buildGpuPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addPass(createConvertParallelLoopToGpuPass());
   pm.addNestedPass<func::FuncOp>(createFADeviceWorkspace());
-  // Constants the canonicalizer hoisted out of the launches go back in:
-  // the tensor-core kernels index their register state with them.
-  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  pm.addNestedPass<func::FuncOp>(createFASinkKernelConstants());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addPass(createSCFToControlFlowPass());

@@ -54,6 +54,11 @@ struct ForwardArgs {
   Value q, k, v, sinks, o, lse;
 };
 
+/// Operands of a backward entry the kernels use, and fa-tile's D buffer.
+struct GradArgs {
+  Value q, k, v, lse, dO, dq, dk, dv, rowDot;
+};
+
 class KernelEmitter : public TileBuilder {
 public:
   KernelEmitter(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
@@ -102,35 +107,52 @@ public:
                                              sizes, strides);
   }
 
-  /// Launches the kernel for this head dim; outlining names its module and
-  /// function `kernelName`.
-  void emitLaunch(const Variant &variant, ForwardArgs args,
-                  StringRef kernelName) {
+  /// Launches the forward kernel for this head dim; outlining names its
+  /// module and function `kernelName`.
+  void emitForward(const Variant &variant, ForwardArgs args,
+                   StringRef kernelName) {
     args.q = withUnitStride(args.q);
     args.k = withUnitStride(args.k);
     args.v = withUnitStride(args.v);
     args.o = withUnitStride(args.o);
     Dims dims = attentionDims(args.q, args.k);
     Value tiles = ceilDiv(dims.sq, kBlockM);
-    Value one = idx(1);
-    auto shared = MemRefType::get(
-        {blockN, headDim}, element, AffineMap(),
-        gpu::AddressSpaceAttr::get(b.getContext(),
-                                   gpu::AddressSpace::Workgroup));
-    auto launch = gpu::LaunchOp::create(
-        b, tiles, dims.hq, dims.batch, idx(kThreads), one, one,
-        /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-        /*asyncDependencies=*/{}, TypeRange{shared, shared},
-        /*privateAttributions=*/{}, /*clusterSizeX=*/nullptr,
-        /*clusterSizeY=*/nullptr, /*clusterSizeZ=*/nullptr,
-        FlatSymbolRefAttr::get(b.getContext(), kernelName),
-        FlatSymbolRefAttr::get(b.getContext(), kernelName));
     OpBuilder::InsertionGuard guard(b);
-    Block &body = launch.getBody().front();
-    b.setInsertionPointToStart(&body);
+    gpu::LaunchOp launch = createLaunch({tiles, dims.hq, dims.batch},
+                                        {blockN, blockN}, kernelName);
     keys = launch.getWorkgroupAttributions()[0];
     values = launch.getWorkgroupAttributions()[1];
     emitBody(variant, args, dims, tiles, launch);
+    gpu::TerminatorOp::create(b);
+  }
+
+  /// Launches the dK/dV kernel: a block per (key tile, kv head, batch),
+  /// each warp owning 16 keys, visiting the query tiles of every query head
+  /// of its group.
+  void emitDkDv(const Variant &variant, GradArgs args, StringRef kernelName) {
+    for (Value *m : {&args.q, &args.k, &args.v, &args.dO, &args.dk, &args.dv})
+      *m = withUnitStride(*m);
+    Dims dims = attentionDims(args.q, args.k);
+    OpBuilder::InsertionGuard guard(b);
+    gpu::LaunchOp launch =
+        createLaunch({ceilDiv(dims.sk, blockN), dims.hkv, dims.batch},
+                     {blockN, blockN, gradQueryRows(), gradQueryRows()},
+                     kernelName);
+    emitDkDvBody(variant, args, dims, launch);
+    gpu::TerminatorOp::create(b);
+  }
+
+  /// Launches the dQ kernel: a block per (query tile, query head, batch),
+  /// visiting the key tiles of the forward.
+  void emitDq(const Variant &variant, GradArgs args, StringRef kernelName) {
+    for (Value *m : {&args.q, &args.k, &args.v, &args.dO, &args.dq})
+      *m = withUnitStride(*m);
+    Dims dims = attentionDims(args.q, args.k);
+    OpBuilder::InsertionGuard guard(b);
+    gpu::LaunchOp launch =
+        createLaunch({ceilDiv(dims.sq, kBlockM), dims.hq, dims.batch},
+                     {blockN, blockN}, kernelName);
+    emitDqBody(variant, args, dims, launch);
     gpu::TerminatorOp::create(b);
   }
 
@@ -139,10 +161,160 @@ private:
   int64_t headDim;
   Value keys, values;
   // Per-thread values, set up at the top of the kernel.
-  Value tid, lane, quadRank, quadTid, batchIdx, kvHead;
+  Value tid, warp, lane, quadRank, quadTid, batchIdx, kvHead;
   Value keyLoadRow, keyLoadChunk, valueLoadRow, valueLoadChunk, swizzle;
   /// Q's A fragments, per 16-wide step of D.
   SmallVector<SmallVector<Value, 4>> qFrag;
+
+  /// Query rows per shared-memory tile of the dK/dV kernel: K, V, Q and dO
+  /// tiles together stay within the 48 KiB of static shared memory.
+  int64_t gradQueryRows() const { return headDim > 64 ? 32 : 64; }
+
+  /// A gpu.launch of 4 warps per block over `grid` with one shared tile of
+  /// rows x headDim elements per entry of `tileRows`; the builder is left
+  /// at the start of its body with the per-thread values set up.
+  gpu::LaunchOp createLaunch(ArrayRef<Value> grid, ArrayRef<int64_t> tileRows,
+                             StringRef kernelName) {
+    SmallVector<Type> tiles;
+    for (int64_t rows : tileRows)
+      tiles.push_back(MemRefType::get(
+          {rows, headDim}, element, AffineMap(),
+          gpu::AddressSpaceAttr::get(b.getContext(),
+                                     gpu::AddressSpace::Workgroup)));
+    Value one = idx(1);
+    auto name = FlatSymbolRefAttr::get(b.getContext(), kernelName);
+    auto launch = gpu::LaunchOp::create(
+        b, grid[0], grid[1], grid[2], idx(kThreads), one, one,
+        /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+        /*asyncDependencies=*/{}, tiles, /*privateAttributions=*/{},
+        /*clusterSizeX=*/nullptr, /*clusterSizeY=*/nullptr,
+        /*clusterSizeZ=*/nullptr, name, name);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    tid = launch.getThreadIds().x;
+    warp = divi(tid, 32);
+    lane = remi(tid, 32);
+    quadRank = divi(lane, 4); // g
+    quadTid = remi(lane, 4);  // t
+    // ldmatrix row addresses: lane L feeds row L % 8 of matrix L / 8.
+    swizzle = remi(lane, 8);
+    Value matrix = divi(lane, 8);
+    keyLoadRow = add(mul(divi(matrix, 2), idx(8)), swizzle);
+    keyLoadChunk = remi(matrix, 2);
+    valueLoadRow = add(mul(remi(matrix, 2), idx(8)), swizzle);
+    valueLoadChunk = divi(matrix, 2);
+    batchIdx = launch.getBlockIds().z;
+    return launch;
+  }
+
+  /// B fragments of n-tiles 2np and 2np+1 at k-step kk from a tile stored
+  /// [n][k] (K for S = Q K^T).
+  SmallVector<Value, 4> fragBFromRows(Value tile, int64_t np, int64_t kk) {
+    Value row = add(idx(np * 16), keyLoadRow);
+    Value col = mul(xori(add(idx(kk * 2), keyLoadChunk), swizzle), idx(8));
+    return ldmatrix(tile, row, col, false);
+  }
+  /// B fragments of n-tiles 2np and 2np+1 at k-step kk from a tile stored
+  /// [k][n] (V for O += P V), through ldmatrix's transpose.
+  SmallVector<Value, 4> fragBFromCols(Value tile, int64_t kk, int64_t np) {
+    Value row = add(idx(kk * 16), valueLoadRow);
+    Value col = mul(xori(add(idx(np * 2), valueLoadChunk), swizzle), idx(8));
+    return ldmatrix(tile, row, col, true);
+  }
+  /// The A fragment of rows [row0, row0 + 16) at k-step kk from a tile
+  /// stored [m][k]; row0 is a multiple of 16.
+  SmallVector<Value, 4> fragA(Value tile, Value row0, int64_t kk) {
+    Value row = add(row0, valueLoadRow);
+    Value col = mul(xori(add(idx(kk * 2), valueLoadChunk), swizzle), idx(8));
+    return ldmatrix(tile, row, col, false);
+  }
+  /// The A fragment of P (or dS) for k-step kk from the accumulators of
+  /// n-tiles 2kk and 2kk+1.
+  SmallVector<Value, 4> fragAFromAcc(ArrayRef<SmallVector<Value, 4>> acc,
+                                     int64_t kk) {
+    return {pack(acc[2 * kk][0], acc[2 * kk][1]),
+            pack(acc[2 * kk][2], acc[2 * kk][3]),
+            pack(acc[2 * kk + 1][0], acc[2 * kk + 1][1]),
+            pack(acc[2 * kk + 1][2], acc[2 * kk + 1][3])};
+  }
+  /// A fragments of rows `rowOf` (g, g+8 of this warp's 16), read once from
+  /// global memory; rows past `rowsTotal` read its last row (finite values
+  /// whose results are never stored).
+  SmallVector<SmallVector<Value, 4>> rowFragments(Value memref, Value head,
+                                                  Value rowOf[2],
+                                                  Value rowsTotal) {
+    Value lastRow = sub(rowsTotal, idx(1));
+    SmallVector<SmallVector<Value, 4>> frags(headDim / 16);
+    for (int64_t kk = 0; kk < headDim / 16; ++kk)
+      for (int64_t half = 0; half < 2; ++half)
+        for (int64_t r = 0; r < 2; ++r) {
+          Value col = add(idx(kk * 16 + half * 8), mul(quadTid, idx(2)));
+          frags[kk].push_back(loadPair(
+              memref, {batchIdx, head, min(rowOf[r], lastRow), col}));
+        }
+    return frags;
+  }
+  /// acc[nt] += a * B(nt) over n-tiles of `rowsB` rows of a [n][k] tile.
+  void mmaRows(ArrayRef<SmallVector<Value, 4>> a, Value tile, int64_t rowsB,
+               MutableArrayRef<SmallVector<Value, 4>> acc) {
+    for (int64_t kk = 0; kk < headDim / 16; ++kk)
+      for (int64_t np = 0; np < rowsB / 16; ++np) {
+        SmallVector<Value, 4> frag = fragBFromRows(tile, np, kk);
+        mma(a[kk], {frag[0], frag[1]}, acc[2 * np]);
+        mma(a[kk], {frag[2], frag[3]}, acc[2 * np + 1]);
+      }
+  }
+  /// out[dt] += A(acc) * tile over the headDim / 8 n-tiles of a [k][n]
+  /// tile of `rowsK` rows; out is register state indexed dt * 4 + e.
+  void mmaCols(ArrayRef<SmallVector<Value, 4>> acc, Value tile, int64_t rowsK,
+               Value out) {
+    for (int64_t kk = 0; kk < rowsK / 16; ++kk) {
+      SmallVector<Value, 4> a = fragAFromAcc(acc, kk);
+      for (int64_t dp = 0; dp < headDim / 16; ++dp) {
+        SmallVector<Value, 4> frag = fragBFromCols(tile, kk, dp);
+        for (int64_t half = 0; half < 2; ++half) {
+          int64_t dt = 2 * dp + half;
+          SmallVector<Value, 4> c;
+          for (int64_t e = 0; e < 4; ++e)
+            c.push_back(loadState(out, dt * 4 + e));
+          mma(a, {frag[2 * half], frag[2 * half + 1]}, c);
+          for (int64_t e = 0; e < 4; ++e)
+            storeState(c[e], out, dt * 4 + e);
+        }
+      }
+    }
+  }
+  /// Register state of headDim / 8 accumulator tiles, zeroed.
+  Value zeroState() {
+    Value state = memref::AllocaOp::create(
+        b, MemRefType::get({headDim / 2}, b.getF32Type()));
+    for (int64_t i = 0; i < headDim / 2; ++i)
+      storeState(flt(0.0), state, i);
+    return state;
+  }
+  /// Stores rows `rowOf` of register state, row r times `factor[r]`, into
+  /// memref[batch, head, row, :], rows below `rowsTotal` only.
+  void storeRows(Value state, ArrayRef<Value> factor, Value memref,
+                 Value head, Value rowOf[2], Value rowsTotal) {
+    auto pair = VectorType::get({2}, element);
+    for (int64_t r = 0; r < 2; ++r) {
+      auto inRows = scf::IfOp::create(
+          b, cmp(arith::CmpIPredicate::slt, rowOf[r], rowsTotal), false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(inRows.thenBlock());
+      for (int64_t dt = 0; dt < headDim / 8; ++dt) {
+        Value lo = fmul(loadState(state, dt * 4 + 2 * r), factor[r]);
+        Value hi = fmul(loadState(state, dt * 4 + 2 * r + 1), factor[r]);
+        Value v = vector::FromElementsOp::create(
+            b, pair,
+            ValueRange{arith::TruncFOp::create(b, element, lo),
+                       arith::TruncFOp::create(b, element, hi)});
+        Value col = add(idx(dt * 8), mul(quadTid, idx(2)));
+        vector::StoreOp::create(b, v, memref,
+                                ValueRange{batchIdx, head, rowOf[r], col},
+                                /*nontemporal=*/false, llvm::Align(4));
+      }
+    }
+  }
 
   int64_t elementBytes() const {
     return element.getIntOrFloatBitWidth() / 8;
@@ -224,26 +396,28 @@ private:
     return arith::RemUIOp::create(b, x, idx(d));
   }
 
-  /// Issues the cp.async copies of `source` keys [n0, n0 + blockN) of this
-  /// block's kv head into `buffer` (rows past Sk are zero filled, so the
-  /// partial last tile of V contributes nothing) and commits them as one
+  /// Issues the cp.async copies of rows [start, start + rows) of
+  /// source[batch, head] into `tile` (rows past `limit` are zero filled, so
+  /// a partial last tile contributes nothing) and commits them as one
   /// group. Chunk c of row r lands at chunk c ^ (r % 8).
-  void loadTile(Value source, Value buffer, Value n0, const Dims &dims) {
+  void loadTile(Value source, Value tile, Value start, Value limit,
+                Value head) {
+    int64_t rows = cast<MemRefType>(tile.getType()).getDimSize(0);
     int64_t chunksPerRow = headDim / 8;
     int64_t rowsPerPass = kThreads / chunksPerRow;
     Value chunk = remi(tid, chunksPerRow);
     Value firstRow = divi(tid, chunksPerRow);
-    Value lastKey = sub(dims.sk, idx(1));
-    for (int64_t pass = 0; pass < blockN / rowsPerPass; ++pass) {
+    Value lastRow = sub(limit, idx(1));
+    for (int64_t pass = 0; pass < rows / rowsPerPass; ++pass) {
       Value row = add(firstRow, idx(pass * rowsPerPass));
-      Value key = add(n0, row);
-      Value inRange = cmp(arith::CmpIPredicate::slt, key, dims.sk);
+      Value srcRow = add(start, row);
+      Value inRange = cmp(arith::CmpIPredicate::slt, srcRow, limit);
       Value srcElements = select(inRange, idx(8), idx(0));
       Value dstCol = mul(xori(chunk, remi(row, 8)), idx(8));
       nvgpu::DeviceAsyncCopyOp::create(
-          b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), buffer,
+          b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tile,
           ValueRange{row, dstCol}, source,
-          ValueRange{batchIdx, kvHead, min(key, lastKey), mul(chunk, idx(8))},
+          ValueRange{batchIdx, head, min(srcRow, lastRow), mul(chunk, idx(8))},
           b.getIndexAttr(8), srcElements, b.getUnitAttr());
     }
     NVVM::CpAsyncCommitGroupOp::create(b);
@@ -271,55 +445,28 @@ private:
   void emitBody(const Variant &variant, const ForwardArgs &args,
                 const Dims &dims, Value tiles, gpu::LaunchOp launch) {
     gpu::KernelDim3 block = launch.getBlockIds();
-    tid = launch.getThreadIds().x;
-    Value warp = divi(tid, 32);
-    lane = remi(tid, 32);
-    quadRank = divi(lane, 4); // g
-    quadTid = remi(lane, 4);  // t
     // Causal blocks with the most keys first: they finish last otherwise.
     Value tile = block.x;
     if (variant.causal)
       tile = sub(sub(tiles, idx(1)), block.x);
     Value head = block.y;
-    batchIdx = block.z;
     kvHead = arith::DivUIOp::create(b, head, dims.group);
     Value m0 = mul(tile, idx(kBlockM));
     Value rows = min(idx(kBlockM), sub(dims.sq, m0));
     Value warpRow = add(m0, mul(warp, idx(16)));
     Value rowOf[2] = {add(warpRow, quadRank),
                       add(warpRow, add(quadRank, idx(8)))};
-    // ldmatrix row addresses: lane L feeds row L % 8 of matrix L / 8.
-    swizzle = remi(lane, 8);
-    Value matrix = divi(lane, 8);
-    keyLoadRow = add(mul(divi(matrix, 2), idx(8)), swizzle);
-    keyLoadChunk = remi(matrix, 2);
-    valueLoadRow = add(mul(remi(matrix, 2), idx(8)), swizzle);
-    valueLoadChunk = divi(matrix, 2);
 
     Value scaleLog2 =
         fmul(scoreScale(variant, idx(headDim)), flt(kLog2E));
 
-    // Q fragments, read once from global memory. Rows past Sq read the last
-    // row: finite values whose results are never stored.
-    Value lastRow = sub(dims.sq, idx(1));
-    int64_t kSteps = headDim / 16;
-    qFrag.assign(kSteps, {});
-    for (int64_t kk = 0; kk < kSteps; ++kk)
-      for (int64_t half = 0; half < 2; ++half)
-        for (int64_t r = 0; r < 2; ++r) {
-          Value col = add(idx(kk * 16 + half * 8), mul(quadTid, idx(2)));
-          qFrag[kk].push_back(loadPair(
-              args.q, {batchIdx, head, min(rowOf[r], lastRow), col}));
-        }
+    // Q fragments, read once from global memory.
+    qFrag = rowFragments(args.q, head, rowOf, dims.sq);
 
-    int64_t outTiles = headDim / 8;
     State state;
-    state.out = memref::AllocaOp::create(
-        b, MemRefType::get({outTiles * 4}, b.getF32Type()));
+    state.out = zeroState();
     state.stats = memref::AllocaOp::create(
         b, MemRefType::get({4}, b.getF32Type()));
-    for (int64_t i = 0; i < outTiles * 4; ++i)
-      storeState(flt(0.0), state.out, i);
     // A learnable sink starts each row at m = sink, l = 1 (one lane of the
     // quad holds the 1: l is summed over the quad at the end).
     Value mInit = negInf(), lInit = flt(0.0);
@@ -339,7 +486,7 @@ private:
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(nonEmpty.thenBlock());
-        loadTile(args.k, keys, p.lo, dims);
+        loadTile(args.k, keys, p.lo, dims.sk, kvHead);
       }
       phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockN,
             [&](Value n0, bool masked) {
@@ -349,36 +496,26 @@ private:
     }
 
     // o = acc / l, lse = (m + log2 l) ln 2; empty rows: o = 0, lse = -inf.
+    Value l[2], positive[2], inv[2];
     for (int64_t r = 0; r < 2; ++r) {
-      Value l = quadReduce(loadState(state.stats, 2 + r),
-                           [&](Value x, Value y) { return fadd(x, y); });
-      Value positive =
-          arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l, flt(0.0));
-      Value inv = select(positive, arith::DivFOp::create(b, flt(1.0), l),
-                         flt(0.0));
-      auto inRows = scf::IfOp::create(
-          b, cmp(arith::CmpIPredicate::slt, rowOf[r], dims.sq), false);
+      l[r] = quadReduce(loadState(state.stats, 2 + r),
+                        [&](Value x, Value y) { return fadd(x, y); });
+      positive[r] =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l[r], flt(0.0));
+      inv[r] = select(positive[r], arith::DivFOp::create(b, flt(1.0), l[r]),
+                      flt(0.0));
+    }
+    storeRows(state.out, inv, args.o, head, rowOf, dims.sq);
+    for (int64_t r = 0; r < 2; ++r) {
+      Value writes = arith::AndIOp::create(
+          b, cmp(arith::CmpIPredicate::slt, rowOf[r], dims.sq),
+          cmp(arith::CmpIPredicate::eq, quadTid, idx(0)));
+      auto writer = scf::IfOp::create(b, writes, false);
       OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(inRows.thenBlock());
-      auto pair = VectorType::get({2}, element);
-      for (int64_t dt = 0; dt < outTiles; ++dt) {
-        Value lo = fmul(loadState(state.out, dt * 4 + 2 * r), inv);
-        Value hi = fmul(loadState(state.out, dt * 4 + 2 * r + 1), inv);
-        Value v = vector::FromElementsOp::create(
-            b, pair,
-            ValueRange{arith::TruncFOp::create(b, element, lo),
-                       arith::TruncFOp::create(b, element, hi)});
-        Value col = add(idx(dt * 8), mul(quadTid, idx(2)));
-        vector::StoreOp::create(b, v, args.o,
-                                ValueRange{batchIdx, head, rowOf[r], col},
-                                /*nontemporal=*/false, llvm::Align(4));
-      }
-      auto writer = scf::IfOp::create(
-          b, cmp(arith::CmpIPredicate::eq, quadTid, idx(0)), false);
       b.setInsertionPointToStart(writer.thenBlock());
       Value m = loadState(state.stats, r);
-      Value lse = fmul(fadd(m, math::Log2Op::create(b, l)), flt(kLn2));
-      memref::StoreOp::create(b, select(positive, lse, negInf()), args.lse,
+      Value lse = fmul(fadd(m, math::Log2Op::create(b, l[r])), flt(kLn2));
+      memref::StoreOp::create(b, select(positive[r], lse, negInf()), args.lse,
                               ValueRange{batchIdx, head, rowOf[r]});
     }
   }
@@ -389,20 +526,13 @@ private:
                 const Dims &dims, const State &state, Value scaleLog2,
                 Value rowOf[2], Value n0, Value keyHi, Value phaseHi) {
     waitTiles(); // K(n0) landed; every warp is done with V of the last tile
-    loadTile(args.v, values, n0, dims);
+    loadTile(args.v, values, n0, dims.sk, kvHead);
 
     // S = Q K^T: blockN / 8 accumulator tiles of 16 x 8.
     int64_t nTiles = blockN / 8;
     SmallVector<SmallVector<Value, 4>> s(nTiles,
                                          SmallVector<Value, 4>(4, flt(0.0)));
-    for (int64_t kk = 0; kk < headDim / 16; ++kk)
-      for (int64_t np = 0; np < nTiles / 2; ++np) {
-        Value row = add(idx(np * 16), keyLoadRow);
-        Value col = mul(xori(add(idx(kk * 2), keyLoadChunk), swizzle), idx(8));
-        SmallVector<Value, 4> frag = ldmatrix(keys, row, col, false);
-        mma(qFrag[kk], {frag[0], frag[1]}, s[2 * np]);
-        mma(qFrag[kk], {frag[2], frag[3]}, s[2 * np + 1]);
-      }
+    mmaRows(qFrag, keys, blockN, s);
 
     // With a positive scale the row max commutes with scaling, so scores
     // stay unscaled and exp2(s * scale - m) is one FMA per element; a
@@ -466,33 +596,164 @@ private:
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(more.thenBlock());
-      loadTile(args.k, keys, next, dims);
+      loadTile(args.k, keys, next, dims.sk, kvHead);
     }
 
     // O += P V, P taken from the S registers.
-    for (int64_t kk = 0; kk < blockN / 16; ++kk) {
-      Value p[4] = {pack(s[2 * kk][0], s[2 * kk][1]),
-                    pack(s[2 * kk][2], s[2 * kk][3]),
-                    pack(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                    pack(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-      for (int64_t dp = 0; dp < headDim / 16; ++dp) {
-        Value row = add(idx(kk * 16), valueLoadRow);
-        Value col =
-            mul(xori(add(idx(dp * 2), valueLoadChunk), swizzle), idx(8));
-        SmallVector<Value, 4> frag = ldmatrix(values, row, col, true);
-        for (int64_t half = 0; half < 2; ++half) {
-          int64_t dt = 2 * dp + half;
-          SmallVector<Value, 4> c;
-          for (int64_t e = 0; e < 4; ++e)
-            c.push_back(loadState(state.out, dt * 4 + e));
-          mma(p, {frag[2 * half], frag[2 * half + 1]}, c);
-          for (int64_t e = 0; e < 4; ++e)
-            storeState(c[e], state.out, dt * 4 + e);
-        }
-      }
-    }
+    mmaCols(s, values, blockN, state.out);
   }
 
+
+  //===--------------------------------------------------------------------===//
+  // Backward. P = exp2(S * scale log2 e - lse log2 e) from the forward's
+  // lse, dS = P (dP - D) with dP = dO V^T and D = rowsum(dO * o).
+  //===--------------------------------------------------------------------===//
+
+  /// P and dS of accumulator element (nt, e) of S and dP, given the lse (in
+  /// base 2) and D of its query row; zero where `ok` is false.
+  std::pair<Value, Value> probAndGrad(Value s, Value dp, Value scaleLog2,
+                                      Value lse2, Value rowDot, Value ok) {
+    Value p = exp2(math::FmaOp::create(b, s, scaleLog2,
+                                       arith::NegFOp::create(b, lse2)));
+    if (ok)
+      p = select(ok, p, flt(0.0));
+    return {p, fmul(p, fsub(dp, rowDot))};
+  }
+
+  void emitDkDvBody(const Variant &variant, const GradArgs &args,
+                    const Dims &dims, gpu::LaunchOp launch) {
+    ArrayRef<BlockArgument> tiles = launch.getWorkgroupAttributions();
+    Value kTile = tiles[0], vTile = tiles[1], qTile = tiles[2],
+          dOTile = tiles[3];
+    int64_t queryRows = gradQueryRows();
+    Value kvh = launch.getBlockIds().y;
+    Value n0 = mul(launch.getBlockIds().x, idx(blockN));
+    Value cols = min(idx(blockN), sub(dims.sk, n0));
+    Value warpKey = mul(warp, idx(16));
+    Value keyOf[2] = {add(add(n0, warpKey), quadRank),
+                      add(add(n0, warpKey), add(quadRank, idx(8)))};
+    Value scale = scoreScale(variant, idx(headDim));
+    Value scaleLog2 = fmul(scale, flt(kLog2E));
+    Value lastRow = sub(dims.sq, idx(1));
+
+    loadTile(args.k, kTile, n0, dims.sk, kvh);
+    loadTile(args.v, vTile, n0, dims.sk, kvh);
+    Value dk = zeroState(), dv = zeroState();
+    loop(dims.group, [&](Value member) {
+      Value head = add(mul(kvh, dims.group), member);
+      queryTiles(variant, dims, n0, cols, queryRows,
+                 [&](Value m0, bool masked) {
+        // Every warp is done with the last Q and dO tiles (and K, V landed).
+        gpu::BarrierOp::create(b);
+        loadTile(args.q, qTile, m0, dims.sq, head);
+        loadTile(args.dO, dOTile, m0, dims.sq, head);
+        waitTiles();
+        // S^T = K Q^T and dP^T = V dO^T: this warp's 16 keys x queryRows.
+        int64_t nTiles = queryRows / 8;
+        auto zeros = [&] {
+          return SmallVector<SmallVector<Value, 4>>(
+              nTiles, SmallVector<Value, 4>(4, flt(0.0)));
+        };
+        SmallVector<SmallVector<Value, 4>> s = zeros(), dp = zeros();
+        SmallVector<SmallVector<Value, 4>> kFrag, vFrag;
+        for (int64_t kk = 0; kk < headDim / 16; ++kk) {
+          kFrag.push_back(fragA(kTile, warpKey, kk));
+          vFrag.push_back(fragA(vTile, warpKey, kk));
+        }
+        mmaRows(kFrag, qTile, queryRows, s);
+        mmaRows(vFrag, dOTile, queryRows, dp);
+        for (int64_t nt = 0; nt < nTiles; ++nt)
+          for (int64_t col = 0; col < 2; ++col) {
+            Value i = add(add(m0, idx(nt * 8 + col)), mul(quadTid, idx(2)));
+            Value row = min(i, lastRow);
+            Value lse2 = fmul(
+                memref::LoadOp::create(b, args.lse,
+                                       ValueRange{batchIdx, head, row}),
+                flt(kLog2E));
+            Value rowDot = memref::LoadOp::create(
+                b, args.rowDot, ValueRange{batchIdx, head, row});
+            for (int64_t half = 0; half < 2; ++half) {
+              int64_t e = 2 * half + col;
+              Value ok;
+              if (masked)
+                ok = arith::AndIOp::create(
+                    b, allowed(variant, dims, i, keyOf[half]),
+                    cmp(arith::CmpIPredicate::slt, i, dims.sq));
+              std::tie(s[nt][e], dp[nt][e]) = probAndGrad(
+                  s[nt][e], dp[nt][e], scaleLog2, lse2, rowDot, ok);
+            }
+          }
+        // dV += P^T dO, dK += dS^T Q (scaled at the end).
+        mmaCols(s, dOTile, queryRows, dv);
+        mmaCols(dp, qTile, queryRows, dk);
+      });
+    });
+    Value one = flt(1.0);
+    storeRows(dk, {scale, scale}, args.dk, kvh, keyOf, dims.sk);
+    storeRows(dv, {one, one}, args.dv, kvh, keyOf, dims.sk);
+  }
+
+  void emitDqBody(const Variant &variant, const GradArgs &args,
+                  const Dims &dims, gpu::LaunchOp launch) {
+    ArrayRef<BlockArgument> tiles = launch.getWorkgroupAttributions();
+    Value kTile = tiles[0], vTile = tiles[1];
+    Value head = launch.getBlockIds().y;
+    kvHead = arith::DivUIOp::create(b, head, dims.group);
+    Value m0 = mul(launch.getBlockIds().x, idx(kBlockM));
+    Value rows = min(idx(kBlockM), sub(dims.sq, m0));
+    Value warpRow = add(m0, mul(warp, idx(16)));
+    Value rowOf[2] = {add(warpRow, quadRank),
+                      add(warpRow, add(quadRank, idx(8)))};
+    Value scale = scoreScale(variant, idx(headDim));
+    Value scaleLog2 = fmul(scale, flt(kLog2E));
+    Value lastRow = sub(dims.sq, idx(1));
+
+    SmallVector<SmallVector<Value, 4>> qFrags =
+        rowFragments(args.q, head, rowOf, dims.sq);
+    SmallVector<SmallVector<Value, 4>> dOFrags =
+        rowFragments(args.dO, head, rowOf, dims.sq);
+    Value lse2[2], rowDot[2];
+    for (int64_t r = 0; r < 2; ++r) {
+      Value row = min(rowOf[r], lastRow);
+      lse2[r] = fmul(memref::LoadOp::create(b, args.lse,
+                                            ValueRange{batchIdx, head, row}),
+                     flt(kLog2E));
+      rowDot[r] = memref::LoadOp::create(b, args.rowDot,
+                                         ValueRange{batchIdx, head, row});
+    }
+    Value dq = zeroState();
+    keyTiles(variant, dims, m0, rows, [&](Value n0, bool masked,
+                                          Value keyHi) {
+      // Every warp is done with the last K and V tiles.
+      gpu::BarrierOp::create(b);
+      loadTile(args.k, kTile, n0, dims.sk, kvHead);
+      loadTile(args.v, vTile, n0, dims.sk, kvHead);
+      waitTiles();
+      int64_t nTiles = blockN / 8;
+      auto zeros = [&] {
+        return SmallVector<SmallVector<Value, 4>>(
+            nTiles, SmallVector<Value, 4>(4, flt(0.0)));
+      };
+      SmallVector<SmallVector<Value, 4>> s = zeros(), dp = zeros();
+      mmaRows(qFrags, kTile, blockN, s);
+      mmaRows(dOFrags, vTile, blockN, dp);
+      for (int64_t nt = 0; nt < nTiles; ++nt)
+        for (int64_t e = 0; e < 4; ++e) {
+          Value ok;
+          if (masked) {
+            Value j = add(add(n0, idx(nt * 8 + e % 2)), mul(quadTid, idx(2)));
+            ok = arith::AndIOp::create(
+                b, allowed(variant, dims, rowOf[e / 2], j),
+                cmp(arith::CmpIPredicate::slt, j, keyHi));
+          }
+          std::tie(s[nt][e], dp[nt][e]) = probAndGrad(
+              s[nt][e], dp[nt][e], scaleLog2, lse2[e / 2], rowDot[e / 2], ok);
+        }
+      // dQ += dS K (scaled at the end).
+      mmaCols(dp, kTile, blockN, dq);
+    });
+    storeRows(dq, {scale, scale}, args.dq, head, rowOf, dims.sq);
+  }
 };
 
 struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
@@ -511,35 +772,29 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     for (func::FuncOp fn : getOperation().getOps<func::FuncOp>()) {
       auto entry = fn->getAttrOfType<StringAttr>("fa.entry");
       std::optional<Variant> variant = Variant::fromEntry(fn);
-      if (!entry || entry.getValue() != "forward" || !variant)
+      if (!entry || !variant)
         continue;
       Type element =
           cast<MemRefType>(fn.getArgumentTypes()[0]).getElementType();
       if (!element.isF16() && !element.isBF16())
         continue;
-      dispatch(fn, *variant, element);
+      if (entry.getValue() == "forward")
+        specialiseForward(fn, *variant, element);
+      else
+        specialiseBackward(fn, *variant, element);
     }
   }
 
-  /// Puts `if (fast path for D = 64) ... else if (D = 128) ... else
-  /// <scalar tile loops>` in front of the entry's body.
-  void dispatch(func::FuncOp fn, const Variant &variant, Type element) {
-    Block &body = fn.front();
-    Operation *firstOriginal = &body.front();
-    Operation *terminator = body.getTerminator();
-    ValueRange a = body.getArguments();
-    bool sinks = a.size() == 6;
-    ForwardArgs args{a[0], a[1], a[2], sinks ? a[3] : Value(),
-                     a[sinks ? 4 : 3], a[sinks ? 5 : 4]};
+  using EmitKernel =
+      llvm::function_ref<void(KernelEmitter &, StringRef kernelName)>;
 
-    ImplicitLocOpBuilder b(fn.getLoc(), firstOriginal);
-    KernelEmitter checks(b, element, /*headDim=*/0, blockN);
-    Value layoutOk = checks.isVectorFriendly(args.q);
-    for (Value operand : {args.k, args.v, args.o})
-      layoutOk =
-          arith::AndIOp::create(b, layoutOk, checks.isVectorFriendly(operand));
-    Value d = memref::DimOp::create(b, args.q, 3);
-
+  /// Replaces the ops [first, last) of a block with `if (layoutOk and
+  /// D == 64) <kernel 64> else if (layoutOk and D == 128) <kernel 128> else
+  /// <the ops>`, built at `first`. Kernels are named <prefix>_d<D>.
+  void dispatch(Operation *first, Operation *last, Value layoutOk, Value d,
+                Type element, StringRef prefix, EmitKernel emit) {
+    ImplicitLocOpBuilder b(first->getLoc(), first);
+    Block *block = first->getBlock();
     Block *fallback = nullptr;
     for (int64_t headDim : kHeadDims) {
       Value here = arith::AndIOp::create(
@@ -551,16 +806,87 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(ifOp.thenBlock());
         KernelEmitter emitter(b, element, headDim, blockN);
-        emitter.emitLaunch(variant, args,
-                           (fn.getSymName() + "_mma_d" + Twine(headDim)).str());
+        emit(emitter, (prefix + "_d" + Twine(headDim)).str());
       }
       fallback = ifOp.elseBlock();
       b.setInsertionPointToStart(fallback);
     }
     fallback->getOperations().splice(fallback->getTerminator()->getIterator(),
-                                     body.getOperations(),
-                                     firstOriginal->getIterator(),
-                                     terminator->getIterator());
+                                     block->getOperations(),
+                                     first->getIterator(), last->getIterator());
+  }
+
+  /// Whether every one of `operands` suits the kernels, computed at `at`.
+  Value layoutCheck(Operation *at, Type element, ArrayRef<Value> operands) {
+    ImplicitLocOpBuilder b(at->getLoc(), at);
+    KernelEmitter checks(b, element, /*headDim=*/0, blockN);
+    Value ok = checks.isVectorFriendly(operands[0]);
+    for (Value operand : operands.drop_front())
+      ok = arith::AndIOp::create(b, ok, checks.isVectorFriendly(operand));
+    return ok;
+  }
+
+  /// The whole forward body becomes the fallback of the kernels.
+  void specialiseForward(func::FuncOp fn, const Variant &variant,
+                         Type element) {
+    Block &body = fn.front();
+    ValueRange a = body.getArguments();
+    bool sinks = a.size() == 6;
+    ForwardArgs args{a[0], a[1], a[2], sinks ? a[3] : Value(),
+                     a[sinks ? 4 : 3], a[sinks ? 5 : 4]};
+    Operation *first = &body.front();
+    Value layoutOk = layoutCheck(first, element, {args.q, args.k, args.v,
+                                                  args.o});
+    ImplicitLocOpBuilder b(fn.getLoc(), first);
+    Value d = memref::DimOp::create(b, args.q, 3);
+    dispatch(first, body.getTerminator(), layoutOk, d, element,
+             (fn.getSymName() + "_mma").str(),
+             [&](KernelEmitter &emitter, StringRef name) {
+               emitter.emitForward(variant, args, name);
+             });
+  }
+
+  /// fa-tile's dK/dV and dQ loops each become the fallback of kernels; the
+  /// D preprocess and the dsinks reduction stay as they are.
+  void specialiseBackward(func::FuncOp fn, const Variant &variant,
+                          Type element) {
+    Block &body = fn.front();
+    ValueRange a = body.getArguments();
+    bool sinks = a.size() == 11;
+    unsigned out = sinks ? 7 : 6;
+    GradArgs args{a[0], a[1], a[2], a[4], a[5], a[out], a[out + 1],
+                  a[out + 2], Value()};
+    Operation *dkdv = nullptr, *dq = nullptr;
+    for (Operation &op : body) {
+      auto name = op.getAttrOfType<StringAttr>(kLoopAttrName);
+      if (!name)
+        continue;
+      if (name.getValue() == kRowDotLoopName)
+        args.rowDot = op.getResult(0);
+      else if (name.getValue() == kDkDvLoopName)
+        dkdv = &op;
+      else if (name.getValue() == kDqLoopName)
+        dq = &op;
+    }
+    if (!args.rowDot || !dkdv || !dq)
+      return; // not fa-tile's backward: leave it scalar
+    Operation *first = &body.front();
+    Value layoutOk =
+        layoutCheck(first, element,
+                    {args.q, args.k, args.v, args.dO, args.dq, args.dk,
+                     args.dv});
+    ImplicitLocOpBuilder b(fn.getLoc(), first);
+    Value d = memref::DimOp::create(b, args.q, 3);
+    std::string prefix = fn.getSymName().str();
+    dispatch(dkdv, dkdv->getNextNode(), layoutOk, d, element,
+             prefix + "_mma_dk_dv",
+             [&](KernelEmitter &emitter, StringRef name) {
+               emitter.emitDkDv(variant, args, name);
+             });
+    dispatch(dq, dq->getNextNode(), layoutOk, d, element, prefix + "_mma_dq",
+             [&](KernelEmitter &emitter, StringRef name) {
+               emitter.emitDq(variant, args, name);
+             });
   }
 };
 

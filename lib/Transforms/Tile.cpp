@@ -75,7 +75,8 @@ public:
   /// GPU maps to a grid. Callers put tiles first and batch last: the first
   /// dimension becomes the fastest-varying (and largest) grid dimension, so
   /// neighbouring blocks share a head's K/V in L2.
-  void parallel(ValueRange ubs, llvm::function_ref<void(ValueRange)> body) {
+  scf::ParallelOp parallel(ValueRange ubs,
+                           llvm::function_ref<void(ValueRange)> body) {
     SmallVector<Value> lbs(ubs.size(), idx(0)), steps(ubs.size(), idx(1));
     auto par = scf::ParallelOp::create(b, lbs, ubs, steps);
     OpBuilder::InsertionGuard guard(b);
@@ -83,6 +84,11 @@ public:
     b.setInsertionPoint(par.getBody()->getTerminator());
     body(par.getInductionVars());
     currentParallel = nullptr;
+    return par;
+  }
+  /// Names a backward loop (`fa.loop`) for passes that specialise it.
+  static void tag(Operation *op, StringRef name) {
+    op->setAttr(kLoopAttrName, StringAttr::get(op->getContext(), name));
   }
 
   /// Folds `step(iv, carried)` over [0, ub) starting from `init`.
@@ -101,38 +107,6 @@ public:
     return reduce(n, flt(0.0), [&](Value d, Value sum) {
       return fadd(sum, fmul(a(d), bv(d)));
     });
-  }
-
-  /// Visits the query tiles that may see keys [n0, n0 + cols), for the
-  /// backward's dK/dV loop.
-  void queryTiles(const Variant &v, const Dims &dims, Value n0, Value cols,
-                  llvm::function_ref<void(Value, bool)> tile) {
-    Value zero = idx(0);
-    Value lo = zero, hi = dims.sq;
-    Value innerLo = zero, innerHi = dims.sq;
-    Value lastKey = sub(add(n0, cols), idx(1));
-    if (v.causal) {
-      // Row i sees key j when j <= i + offset.
-      lo = clamp(sub(n0, dims.offset), zero, dims.sq);
-      innerLo = sub(add(n0, idx(blockN - 1)), dims.offset);
-    }
-    if (v.window) {
-      // Row i sees key j when j > i + offset - W, unless j is a sink key.
-      Value w = idx(*v.window);
-      Value windowHi = clamp(add(sub(lastKey, dims.offset), w), zero, dims.sq);
-      if (v.sinkTokens > 0)
-        windowHi = select(cmp(arith::CmpIPredicate::slt, n0,
-                              idx(v.sinkTokens)),
-                          dims.sq, windowHi);
-      hi = windowHi;
-      innerHi = add(sub(n0, dims.offset), w);
-    }
-    lo = min(lo, hi);
-    // A partial key tile has no unmasked query tiles.
-    Value fullKeys = cmp(arith::CmpIPredicate::eq, cols, idx(blockN));
-    innerLo = clamp(innerLo, lo, hi);
-    innerHi = select(fullKeys, clamp(innerHi, innerLo, hi), innerLo);
-    phase("queries", lo, hi, innerLo, innerHi, blockM, tile);
   }
 
   //===--------------------------------------------------------------------===//
@@ -353,6 +327,7 @@ public:
                          ShapedType::kDynamic},
                         acc),
         ValueRange{dims.batch, dims.hq, dims.sq});
+    tag(rowDot.getDefiningOp(), kRowDotLoopName);
     parallel({dims.sq, dims.hq, dims.batch}, [&](ValueRange iv) {
       Value bi = iv[2], h = iv[1], i = iv[0];
       Value d = dot(
@@ -363,7 +338,7 @@ public:
 
     // dK/dV: each key tile of a kv head sums over the query tiles of every
     // query head of its group.
-    parallel({ceilDiv(dims.sk, blockN), dims.hkv, dims.batch},
+    auto dkdv = parallel({ceilDiv(dims.sk, blockN), dims.hkv, dims.batch},
              [&](ValueRange iv) {
           Value bi = iv[2], g = iv[1], nt = iv[0];
           Value dkAcc = scratch({blockN, ShapedType::kDynamic}, dims.d);
@@ -378,7 +353,8 @@ public:
           });
           loop(dims.group, [&](Value member) {
             Value h = add(mul(g, dims.group), member);
-            queryTiles(v, dims, n0, cols, [&](Value m0, bool masked) {
+            queryTiles(v, dims, n0, cols, blockM,
+                       [&](Value m0, bool masked) {
               Value rows = masked ? min(idx(blockM), sub(dims.sq, m0))
                                   : idx(blockM);
               loop(rows, [&](Value r) {
@@ -421,8 +397,10 @@ public:
           });
     });
 
+    tag(dkdv, kDkDvLoopName);
+
     // dQ: each query tile loops over the key tiles the forward visited.
-    parallel({ceilDiv(dims.sq, blockM), dims.hq, dims.batch},
+    auto dq = parallel({ceilDiv(dims.sq, blockM), dims.hq, dims.batch},
              [&](ValueRange iv) {
           Value bi = iv[2], h = iv[1];
           Value g = arith::DivSIOp::create(b, h, dims.group);
@@ -466,6 +444,8 @@ public:
             });
           });
     });
+
+    tag(dq, kDqLoopName);
 
     // dsink_h = -sum_{b,i} exp(sink_h - lse_i) * D_i.
     if (op.sinks) {

@@ -143,6 +143,36 @@ void TileBuilder::keyTiles(const Variant &v, const Dims &dims, Value m0,
           [&](Value n0, bool masked) { tile(n0, masked, p.keyHi); });
 }
 
+void TileBuilder::queryTiles(const Variant &v, const Dims &dims, Value n0,
+                             Value cols, int64_t blockM,
+                             llvm::function_ref<void(Value, bool)> tile) {
+  Value zero = idx(0);
+  Value lo = zero, hi = dims.sq;
+  Value innerLo = zero, innerHi = dims.sq;
+  Value lastKey = sub(add(n0, cols), idx(1));
+  if (v.causal) {
+    // Row i sees key j when j <= i + offset.
+    lo = clamp(sub(n0, dims.offset), zero, dims.sq);
+    innerLo = sub(add(n0, idx(blockN - 1)), dims.offset);
+  }
+  if (v.window) {
+    // Row i sees key j when j > i + offset - W, unless j is a sink key.
+    Value w = idx(*v.window);
+    Value windowHi = clamp(add(sub(lastKey, dims.offset), w), zero, dims.sq);
+    if (v.sinkTokens > 0)
+      windowHi = select(cmp(arith::CmpIPredicate::slt, n0, idx(v.sinkTokens)),
+                        dims.sq, windowHi);
+    hi = windowHi;
+    innerHi = add(sub(n0, dims.offset), w);
+  }
+  lo = min(lo, hi);
+  // A partial key tile has no unmasked query tiles.
+  Value fullKeys = cmp(arith::CmpIPredicate::eq, cols, idx(blockN));
+  innerLo = clamp(innerLo, lo, hi);
+  innerHi = select(fullKeys, clamp(innerHi, innerLo, hi), innerLo);
+  phase("queries", lo, hi, innerLo, innerHi, blockM, tile);
+}
+
 Value TileBuilder::scoreScale(const Variant &v, Value d) {
   if (v.scale)
     return flt(*v.scale);

@@ -42,6 +42,12 @@ struct Variant {
 
 /// The name of the entry attribute holding the variant's attributes.
 inline constexpr llvm::StringLiteral kVariantAttrName = "fa.variant";
+/// fa-tile names the pieces of a backward entry (`fa.loop`): the D =
+/// rowsum(dO * o) buffer, the dK/dV loop and the dQ loop.
+inline constexpr llvm::StringLiteral kLoopAttrName = "fa.loop";
+inline constexpr llvm::StringLiteral kRowDotLoopName = "row_dot";
+inline constexpr llvm::StringLiteral kDkDvLoopName = "dk_dv";
+inline constexpr llvm::StringLiteral kDqLoopName = "dq";
 
 class TileBuilder {
 public:
@@ -158,6 +164,14 @@ public:
   void keyTiles(const Variant &v, const Dims &dims, mlir::Value m0,
                 mlir::Value rows,
                 llvm::function_ref<void(mlir::Value, bool, mlir::Value)> tile);
+
+  /// Visits the query tiles of `blockM` rows that may see keys
+  /// [n0, n0 + cols) (a tile of blockN keys, or the partial last one), for
+  /// the backward's dK/dV: tile(start, masked). Masked tiles may extend
+  /// past Sq.
+  void queryTiles(const Variant &v, const Dims &dims, mlir::Value n0,
+                  mlir::Value cols, int64_t blockM,
+                  llvm::function_ref<void(mlir::Value, bool)> tile);
 
   /// The softmax scale: the attribute, or 1/sqrt(D), in the accumulator
   /// type.

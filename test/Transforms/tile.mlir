@@ -71,7 +71,7 @@ fa.kernel @learnable {
 // its group (masked/unmasked like the forward's key tiles); the dQ loop
 // owns query tiles and walks the forward's key tiles.
 // CHECK-LABEL: func.func @causal_backward(
-// CHECK: memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x?x?xf32>
+// CHECK: memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) {fa.loop = "row_dot"} : memref<?x?x?xf32>
 // CHECK-NOT: memref.alloc(
 // CHECK: } {fa.tiles = "queries.masked"}
 // CHECK-NOT: arith.cmpi sle

@@ -54,26 +54,36 @@ def FATile : Pass<"fa-tile", "::mlir::ModuleOp"> {
 }
 
 def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
-  let summary = "Run f16/bf16 attention forwards on the tensor cores";
+  let summary = "Run f16/bf16 attention forwards and backwards on the tensor cores";
   let description = [{
-    Runs after fa-tile, on its tiled entries. Each forward attention entry
-    over f16 or bf16 gets, in front of its scalar tile loops, a dispatch on
-    the run-time head dim and layout: when D is one of 64 and 128, every
-    operand has a unit stride on D, the other strides are multiples of 8
-    elements and the data are 16-byte aligned, a warp-level kernel runs
-    instead; any other shape keeps the scalar tile loops.
+    Runs after fa-tile, on its tiled entries. A dispatch on the run-time
+    head dim and layout goes in front of the scalar tile loops: when D is
+    one of 64 and 128, every operand the kernels touch has a unit stride on
+    D, the other strides are multiples of 8 elements and the data are
+    16-byte aligned, a warp-level kernel (`<entry>_mma_*_d<D>`) runs
+    instead; any other shape keeps the scalar loops.
 
-    The kernel (FlashAttention-2's forward): one thread block of 4 warps per
-    (query tile of 64 rows, query head, batch), causal blocks in decreasing
-    order of work; each warp owns 16 query rows with Q in registers; K and V
-    tiles of `block-n` keys are staged in shared memory by cp.async (zero
-    filled past Sk; the V copy overlaps Q K^T, the next K copy overlaps
-    P V) with an XOR swizzle so ldmatrix is conflict free; S = Q K^T and
-    O += P V are mma.sync m16n8k16 with f32 accumulators, P reused from the
-    S registers; the online softmax runs in registers in base 2 with quad
-    shuffles. Key tiles and their predicates are the same phases fa-tile
-    uses (the variant's mask as loop bounds), so only boundary tiles are
-    predicated.
+    Forward (FlashAttention-2): one block of 4 warps per (query tile of 64
+    rows, query head, batch), causal blocks in decreasing order of work;
+    each warp owns 16 query rows with Q in registers; K and V tiles of
+    `block-n` keys are staged in shared memory by cp.async (zero filled past
+    Sk; the V copy overlaps Q K^T, the next K copy overlaps P V) with an XOR
+    swizzle so ldmatrix is conflict free; S = Q K^T and O += P V are
+    mma.sync m16n8k16 with f32 accumulators, P reused from the S registers;
+    the online softmax runs in registers in base 2 (one FMA and one exp2
+    per score) with quad shuffles.
+
+    Backward: fa-tile's dK/dV loop (`fa.loop = "dk_dv"`) becomes a block per
+    (key tile, kv head, batch) whose warps own 16 keys each and visit the
+    query tiles of every query head of the group (S^T = K Q^T, dP^T =
+    V dO^T, dV += P^T dO, dK += dS^T Q); its dQ loop (`fa.loop = "dq"`)
+    becomes a block per query tile (S = Q K^T, dP = dO V^T, dQ += dS K). P
+    comes from the forward's lse; D = rowsum(dO * o) and dsinks stay
+    fa-tile's loops. No atomics: every output element has one owner.
+
+    Key and query tiles and their predicates are the phases fa-tile uses
+    (TileBuilder: the variant's mask as loop bounds), so only boundary tiles
+    are predicated.
   }];
   let options = [
     Option<"blockN", "block-n", "int64_t", "64",
@@ -84,6 +94,19 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     "::mlir::LLVM::LLVMDialect", "::mlir::vector::VectorDialect",
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
+}
+
+def FASinkKernelConstants : Pass<"fa-sink-kernel-constants", "::mlir::func::FuncOp"> {
+  let summary = "Put constants back into fa-gpu-tensor-core's launches";
+  let description = [{
+    The canonicalizer hoists constants out of `gpu.launch` bodies (they are
+    not isolated from above), so outlining would pass them as kernel
+    arguments. The tensor-core kernels index their register state with
+    them: as arguments the state goes to local memory. This clones the
+    constants a named launch (`function` set, as fa-gpu-tensor-core's are)
+    uses into its body; other launches keep their arguments.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 def FADeviceWorkspace : Pass<"fa-device-workspace", "::mlir::func::FuncOp"> {

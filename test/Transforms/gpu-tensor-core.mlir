@@ -1,0 +1,73 @@
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core | FileCheck %s
+// RUN: fa-opt %s --fa-specialize-element-type=element-type=f32 --fa-tile --fa-gpu-tensor-core | FileCheck %s --check-prefix=F32
+// RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core=block-n=24 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: fa-gpu-tensor-core: block-n must be a positive multiple of 16, got 24
+
+// f32 entries keep the scalar tile loops only.
+// F32-LABEL: func.func @gqa_forward(
+// F32-NOT: gpu.launch
+// F32-NOT: nvvm.mma.sync
+
+// The forward: a layout check (unit stride on D, strides % 8, 16-byte
+// alignment), then one kernel per head dim, then the scalar loops.
+// CHECK-LABEL: func.func @gqa_forward(
+// CHECK: memref.extract_strided_metadata
+// CHECK: memref.extract_aligned_pointer_as_index
+// CHECK: arith.remui %{{.*}}, %c16
+// CHECK: %[[D:.*]] = memref.dim %{{.*}}, %c3
+// CHECK: arith.cmpi eq, %[[D]], %c64
+// CHECK: scf.if
+// CHECK: memref.reinterpret_cast {{.*}} to memref<?x32x?x?xbf16, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK: gpu.launch blocks
+// CHECK-SAME: threads({{.*}}) in ({{.*}} = %c128, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) module(@gqa_forward_mma_d64) function(@gqa_forward_mma_d64) workgroup({{.*}} : memref<64x64xbf16, #gpu.address_space<workgroup>>, {{.*}} : memref<64x64xbf16, #gpu.address_space<workgroup>>)
+// CHECK: nvgpu.device_async_copy {{.*}}, 8, %{{.*}} {bypassL1}
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: fa.tiles = "keys.masked"
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false}
+// CHECK: nvvm.mma.sync {{.*}} multiplicandAPtxType = #nvvm.mma_type<bf16>
+// CHECK: gpu.shuffle xor
+// CHECK: math.fma
+// CHECK: math.exp2
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
+// CHECK: fa.tiles = "keys.unmasked"
+// CHECK: vector.store
+// CHECK: module(@gqa_forward_mma_d128) function(@gqa_forward_mma_d128)
+// CHECK: workgroup({{.*}} : memref<64x128xbf16, #gpu.address_space<workgroup>>
+// The scalar fallback.
+// CHECK: } else {
+// CHECK: scf.parallel
+
+// The backward: D stays scalar; dK/dV and dQ each get kernels in front of
+// their scalar loops (dK/dV tiles Q and dO by 32 rows at D = 128).
+// CHECK-LABEL: func.func @gqa_backward(
+// CHECK: memref.alloc({{.*}}) {fa.loop = "row_dot"}
+// CHECK: module(@gqa_backward_mma_dk_dv_d64) function(@gqa_backward_mma_dk_dv_d64)
+// CHECK: fa.tiles = "queries.masked"
+// CHECK: module(@gqa_backward_mma_dk_dv_d128) function(@gqa_backward_mma_dk_dv_d128)
+// CHECK-SAME: memref<64x128xbf16, #gpu.address_space<workgroup>>, {{.*}} : memref<64x128xbf16, #gpu.address_space<workgroup>>, {{.*}} : memref<32x128xbf16, #gpu.address_space<workgroup>>
+// CHECK: fa.loop = "dk_dv"
+// CHECK: module(@gqa_backward_mma_dq_d64) function(@gqa_backward_mma_dq_d64)
+// CHECK: module(@gqa_backward_mma_dq_d128) function(@gqa_backward_mma_dq_d128)
+// CHECK: fa.loop = "dq"
+
+fa.kernel @gqa {
+  func.func @forward(%q: tensor<?x32x?x?xbf16>, %k: tensor<?x8x?x?xbf16>,
+                     %v: tensor<?x8x?x?xbf16>)
+      -> (tensor<?x32x?x?xbf16>, tensor<?x32x?xf32>) {
+    %o, %lse = fa.attention %q, %k, %v mask causal
+        : (tensor<?x32x?x?xbf16>, tensor<?x8x?x?xbf16>, tensor<?x8x?x?xbf16>)
+        -> (tensor<?x32x?x?xbf16>, tensor<?x32x?xf32>)
+    return %o, %lse : tensor<?x32x?x?xbf16>, tensor<?x32x?xf32>
+  }
+  func.func @backward(%q: tensor<?x32x?x?xbf16>, %k: tensor<?x8x?x?xbf16>,
+                      %v: tensor<?x8x?x?xbf16>, %o: tensor<?x32x?x?xbf16>,
+                      %lse: tensor<?x32x?xf32>, %do: tensor<?x32x?x?xbf16>)
+      -> (tensor<?x32x?x?xbf16>, tensor<?x8x?x?xbf16>, tensor<?x8x?x?xbf16>) {
+    %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %lse, %do mask causal
+        : (tensor<?x32x?x?xbf16>, tensor<?x8x?x?xbf16>, tensor<?x8x?x?xbf16>,
+           tensor<?x32x?x?xbf16>, tensor<?x32x?xf32>, tensor<?x32x?x?xbf16>)
+        -> (tensor<?x32x?x?xbf16>, tensor<?x8x?x?xbf16>, tensor<?x8x?x?xbf16>)
+    return %dq, %dk, %dv : tensor<?x32x?x?xbf16>, tensor<?x8x?x?xbf16>, tensor<?x8x?x?xbf16>
+  }
+}
