@@ -49,7 +49,7 @@ fi
 tail -n 3 "$OUT_DIR/pytest.log"
 
 if [ -f bench/bench_gpu.py ]; then
-  timeout "${FA_BENCH_TIMEOUT:-300}" python3 bench/bench_gpu.py --fa-run "$FA/bin/fa-run" \
+  timeout "${FA_BENCH_TIMEOUT:-540}" python3 bench/bench_gpu.py --fa-run "$FA/bin/fa-run" \
     --csv "$OUT_DIR/bench.csv" > "$OUT_DIR/bench.log" 2>&1 || status=1
 fi
 timeout "${FA_CONFORMANCE_TIMEOUT:-420}" python3 test/conformance/run.py "$FA/bin/fa-run" kernels_spec /tmp/fa-conf \

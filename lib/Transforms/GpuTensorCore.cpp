@@ -422,6 +422,20 @@ private:
     }
     NVVM::CpAsyncCommitGroupOp::create(b);
   }
+  /// Once every warp is done with `tiles`, refills them with rows
+  /// [start, start + rows) of `sources` and waits for the copies.
+  void stageTiles(ArrayRef<Value> sources, ArrayRef<Value> tiles, Value start,
+                  Value limit, Value head) {
+    gpu::BarrierOp::create(b);
+    for (auto [source, tile] : llvm::zip(sources, tiles))
+      loadTile(source, tile, start, limit, head);
+    waitTiles();
+  }
+  /// `nTiles` zeroed 16x8 f32 accumulator tiles (per thread: 4 values).
+  SmallVector<SmallVector<Value, 4>> zeroTiles(int64_t nTiles) {
+    return SmallVector<SmallVector<Value, 4>>(
+        nTiles, SmallVector<Value, 4>(4, flt(0.0)));
+  }
   /// Waits for every committed copy, then for every warp.
   void waitTiles() {
     NVVM::CpAsyncWaitGroupOp::create(b, 0);
@@ -530,8 +544,7 @@ private:
 
     // S = Q K^T: blockN / 8 accumulator tiles of 16 x 8.
     int64_t nTiles = blockN / 8;
-    SmallVector<SmallVector<Value, 4>> s(nTiles,
-                                         SmallVector<Value, 4>(4, flt(0.0)));
+    SmallVector<SmallVector<Value, 4>> s = zeroTiles(nTiles);
     mmaRows(qFrag, keys, blockN, s);
 
     // With a positive scale the row max commutes with scaling, so scores
@@ -643,18 +656,11 @@ private:
       Value head = add(mul(kvh, dims.group), member);
       queryTiles(variant, dims, n0, cols, queryRows,
                  [&](Value m0, bool masked) {
-        // Every warp is done with the last Q and dO tiles (and K, V landed).
-        gpu::BarrierOp::create(b);
-        loadTile(args.q, qTile, m0, dims.sq, head);
-        loadTile(args.dO, dOTile, m0, dims.sq, head);
-        waitTiles();
+        stageTiles({args.q, args.dO}, {qTile, dOTile}, m0, dims.sq, head);
         // S^T = K Q^T and dP^T = V dO^T: this warp's 16 keys x queryRows.
         int64_t nTiles = queryRows / 8;
-        auto zeros = [&] {
-          return SmallVector<SmallVector<Value, 4>>(
-              nTiles, SmallVector<Value, 4>(4, flt(0.0)));
-        };
-        SmallVector<SmallVector<Value, 4>> s = zeros(), dp = zeros();
+        SmallVector<SmallVector<Value, 4>> s = zeroTiles(nTiles),
+                                           dp = zeroTiles(nTiles);
         SmallVector<SmallVector<Value, 4>> kFrag, vFrag;
         for (int64_t kk = 0; kk < headDim / 16; ++kk) {
           kFrag.push_back(fragA(kTile, warpKey, kk));
@@ -724,17 +730,10 @@ private:
     Value dq = zeroState();
     keyTiles(variant, dims, m0, rows, [&](Value n0, bool masked,
                                           Value keyHi) {
-      // Every warp is done with the last K and V tiles.
-      gpu::BarrierOp::create(b);
-      loadTile(args.k, kTile, n0, dims.sk, kvHead);
-      loadTile(args.v, vTile, n0, dims.sk, kvHead);
-      waitTiles();
+      stageTiles({args.k, args.v}, {kTile, vTile}, n0, dims.sk, kvHead);
       int64_t nTiles = blockN / 8;
-      auto zeros = [&] {
-        return SmallVector<SmallVector<Value, 4>>(
-            nTiles, SmallVector<Value, 4>(4, flt(0.0)));
-      };
-      SmallVector<SmallVector<Value, 4>> s = zeros(), dp = zeros();
+      SmallVector<SmallVector<Value, 4>> s = zeroTiles(nTiles),
+                                         dp = zeroTiles(nTiles);
       mmaRows(qFrags, kTile, blockN, s);
       mmaRows(dOFrags, vTile, blockN, dp);
       for (int64_t nt = 0; nt < nTiles; ++nt)

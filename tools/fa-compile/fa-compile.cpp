@@ -18,17 +18,19 @@
 
 using namespace llvm;
 
-static cl::opt<std::string> specPath(cl::Positional, cl::desc("<spec.mlir>"),
+static cl::OptionCategory faCompileCategory("fa-compile options");
+
+static cl::opt<std::string> specPath(cl::cat(faCompileCategory), cl::Positional, cl::desc("<spec.mlir>"),
                                      cl::Required);
-static cl::opt<std::string> arch("arch", cl::desc("GPU arch, sm_XY"),
+static cl::opt<std::string> arch(cl::cat(faCompileCategory), "arch", cl::desc("GPU arch, sm_XY"),
                                  cl::init("sm_90"));
-static cl::opt<std::string> dtypeName("dtype",
+static cl::opt<std::string> dtypeName(cl::cat(faCompileCategory), "dtype",
                                       cl::desc("f16, bf16, f32 or f64"));
 static cl::opt<std::string> kernelName(
-    "kernel", cl::desc("only this kernel's modules (default: all)"));
-static cl::opt<std::string> emit("emit", cl::desc("what to write: ptx"),
+    cl::cat(faCompileCategory), "kernel", cl::desc("only this kernel's modules (default: all)"));
+static cl::opt<std::string> emit(cl::cat(faCompileCategory), "emit", cl::desc("what to write: ptx"),
                                  cl::init("ptx"));
-static cl::opt<std::string> outputPath("o", cl::desc("output file"),
+static cl::opt<std::string> outputPath(cl::cat(faCompileCategory), "o", cl::desc("output file"),
                                        cl::init("-"));
 
 static int fail(const std::string &message) {
@@ -37,6 +39,7 @@ static int fail(const std::string &message) {
 }
 
 int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions(faCompileCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "fa-compile: compile an fa spec's kernels\n");
   if (emit != "ptx")

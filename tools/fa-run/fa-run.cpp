@@ -30,39 +30,41 @@
 
 using namespace llvm;
 
-static cl::opt<std::string> specPath(cl::Positional, cl::desc("<spec.mlir>"),
+static cl::OptionCategory faRunCategory("fa-run options");
+
+static cl::opt<std::string> specPath(cl::cat(faRunCategory), cl::Positional, cl::desc("<spec.mlir>"),
                                      cl::Required);
 static cl::opt<std::string>
-    kernelName("kernel", cl::desc("run only this kernel (default: all)"));
+    kernelName(cl::cat(faRunCategory), "kernel", cl::desc("run only this kernel (default: all)"));
 static cl::opt<std::string> shapeList(
-    "shape",
+    cl::cat(faRunCategory), "shape",
     cl::desc("B,Hq,Hkv,Sq,Sk,D (softmax_matmul: B,M,N,P); several separated "
              "by ';'. Defaults fill what the spec leaves dynamic."));
-static cl::opt<std::string> dtypeName("dtype",
+static cl::opt<std::string> dtypeName(cl::cat(faRunCategory), "dtype",
                                       cl::desc("f16, bf16, f32 or f64"),
                                       cl::init(""));
-static cl::opt<bool> backward("backward", cl::desc("also run the backward"));
-static cl::opt<std::string> targetName("target", cl::desc("cpu, gpu or auto"),
+static cl::opt<bool> backward(cl::cat(faRunCategory), "backward", cl::desc("also run the backward"));
+static cl::opt<std::string> targetName(cl::cat(faRunCategory), "target", cl::desc("cpu, gpu or auto"),
                                        cl::init("auto"));
-static cl::opt<unsigned> seed("seed", cl::desc("random seed"), cl::init(0));
-static cl::opt<bool> check("check",
+static cl::opt<unsigned> seed(cl::cat(faRunCategory), "seed", cl::desc("random seed"), cl::init(0));
+static cl::opt<bool> check(cl::cat(faRunCategory), "check",
                            cl::desc("compare with a float64 reference"));
 static cl::opt<bool> gradcheck(
-    "gradcheck",
+    cl::cat(faRunCategory), "gradcheck",
     cl::desc("finite-difference check of the backward (needs --dtype f64)"));
 static cl::opt<bool> cacheReport(
-    "cache-report",
+    cl::cat(faRunCategory), "cache-report",
     cl::desc("say whether the kernel cache held the compiled spec"));
 static cl::opt<unsigned> repeat(
-    "repeat",
+    cl::cat(faRunCategory), "repeat",
     cl::desc("time each entry over N more runs after a warm-up and print "
              "the median (the default 0 times the single checked run)"),
     cl::init(0));
 static cl::opt<int64_t>
-    blockM("block-m", cl::desc("query rows per tile (default: the target's)"),
+    blockM(cl::cat(faRunCategory), "block-m", cl::desc("query rows per tile (default: the target's)"),
            cl::init(0));
 static cl::opt<int64_t>
-    blockN("block-n", cl::desc("keys per tile (default: the target's)"),
+    blockN(cl::cat(faRunCategory), "block-n", cl::desc("keys per tile (default: the target's)"),
            cl::init(0));
 
 namespace {
@@ -464,6 +466,7 @@ struct Runner {
 } // namespace
 
 int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions(faRunCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "fa-run: compile an fa spec, run its kernels "
                               "on random inputs and check them\n");
