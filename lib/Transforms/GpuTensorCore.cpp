@@ -40,10 +40,12 @@ using namespace fa;
 
 namespace {
 
-/// Query rows per thread block: 4 warps of 16 rows.
+/// Query rows per forward/dQ block and keys per dK/dV block: 4 warps of 16.
 constexpr int64_t kBlockM = 64;
 constexpr int64_t kWarps = 4;
 constexpr int64_t kThreads = 32 * kWarps;
+/// Static shared memory a block may use without opting in.
+constexpr int64_t kStaticSharedBytes = 48 * 1024;
 /// Head dims with a tensor-core kernel. The shared-memory swizzle needs at
 /// least 8 chunks of 8 elements per row; the registers of 16 rows x D
 /// accumulators per warp bound it above.
@@ -790,12 +792,19 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// Replaces the ops [first, last) of a block with `if (layoutOk and
   /// D == 64) <kernel 64> else if (layoutOk and D == 128) <kernel 128> else
   /// <the ops>`, built at `first`. Kernels are named <prefix>_d<D>.
+  /// Head dims whose key/value tiles (`tileRows` rows each, two of them)
+  /// fit static shared memory get a kernel; `emitterBlockN` is the key tile
+  /// the kernel's tile phases use.
   void dispatch(Operation *first, Operation *last, Value layoutOk, Value d,
-                Type element, StringRef prefix, EmitKernel emit) {
+                Type element, StringRef prefix, int64_t emitterBlockN,
+                EmitKernel emit) {
     ImplicitLocOpBuilder b(first->getLoc(), first);
     Block *block = first->getBlock();
     Block *fallback = nullptr;
+    int64_t bytes = element.getIntOrFloatBitWidth() / 8;
     for (int64_t headDim : kHeadDims) {
+      if (2 * emitterBlockN * headDim * bytes > kStaticSharedBytes)
+        continue;
       Value here = arith::AndIOp::create(
           b, layoutOk,
           arith::CmpIOp::create(b, arith::CmpIPredicate::eq, d,
@@ -804,7 +813,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(ifOp.thenBlock());
-        KernelEmitter emitter(b, element, headDim, blockN);
+        KernelEmitter emitter(b, element, headDim, emitterBlockN);
         emit(emitter, (prefix + "_d" + Twine(headDim)).str());
       }
       fallback = ifOp.elseBlock();
@@ -839,7 +848,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     ImplicitLocOpBuilder b(fn.getLoc(), first);
     Value d = memref::DimOp::create(b, args.q, 3);
     dispatch(first, body.getTerminator(), layoutOk, d, element,
-             (fn.getSymName() + "_mma").str(),
+             (fn.getSymName() + "_mma").str(), blockN,
              [&](KernelEmitter &emitter, StringRef name) {
                emitter.emitForward(variant, args, name);
              });
@@ -877,13 +886,14 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     ImplicitLocOpBuilder b(fn.getLoc(), first);
     Value d = memref::DimOp::create(b, args.q, 3);
     std::string prefix = fn.getSymName().str();
+    // dK/dV blocks own kBlockM keys (4 warps x 16), whatever block-n is.
     dispatch(dkdv, dkdv->getNextNode(), layoutOk, d, element,
-             prefix + "_mma_dk_dv",
+             prefix + "_mma_dk_dv", kBlockM,
              [&](KernelEmitter &emitter, StringRef name) {
                emitter.emitDkDv(variant, args, name);
              });
     dispatch(dq, dq->getNextNode(), layoutOk, d, element, prefix + "_mma_dq",
-             [&](KernelEmitter &emitter, StringRef name) {
+             blockN, [&](KernelEmitter &emitter, StringRef name) {
                emitter.emitDq(variant, args, name);
              });
   }

@@ -1,7 +1,20 @@
 // RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core | FileCheck %s
 // RUN: fa-opt %s --fa-specialize-element-type=element-type=f32 --fa-tile --fa-gpu-tensor-core | FileCheck %s --check-prefix=F32
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core=block-n=24 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: fa-opt %s --fa-tile --fa-gpu-tensor-core=block-n=128 | FileCheck %s --check-prefix=WIDE
 // BAD: error: fa-gpu-tensor-core: block-n must be a positive multiple of 16, got 24
+
+// block-n = 128: K and V tiles of 128 x 128 bf16 would need 64 KiB of
+// shared memory, so D = 128 forwards and dQ keep the scalar loops; dK/dV
+// blocks own 64 keys whatever block-n is.
+// WIDE-LABEL: func.func @gqa_forward(
+// WIDE: function(@gqa_forward_mma_d64) workgroup({{.*}} : memref<128x64xbf16
+// WIDE-NOT: gqa_forward_mma_d128
+// WIDE-LABEL: func.func @gqa_backward(
+// WIDE: function(@gqa_backward_mma_dk_dv_d64) workgroup({{.*}} : memref<64x64xbf16
+// WIDE: function(@gqa_backward_mma_dk_dv_d128)
+// WIDE: function(@gqa_backward_mma_dq_d64) workgroup({{.*}} : memref<128x64xbf16
+// WIDE-NOT: gqa_backward_mma_dq_d128
 
 // f32 entries keep the scalar tile loops only.
 // F32-LABEL: func.func @gqa_forward(
