@@ -549,13 +549,12 @@ private:
     SmallVector<SmallVector<Value, 4>> s = zeroTiles(nTiles);
     mmaRows(qFrag, keys, blockN, s);
 
-    // With a positive scale the row max commutes with scaling, so scores
-    // stay unscaled and exp2(s * scale - m) is one FMA per element; a
-    // non-positive scale attribute scales each score first.
-    bool scaleFirst = variant.scale && *variant.scale <= 0;
+    // The scale is positive (the verifier says so), so the row max commutes
+    // with scaling: scores stay unscaled and exp2(s * scale - m) is one FMA
+    // per element.
     for (int64_t nt = 0; nt < nTiles; ++nt)
       for (int64_t e = 0; e < 4; ++e) {
-        Value x = scaleFirst ? fmul(s[nt][e], scaleLog2) : s[nt][e];
+        Value x = s[nt][e];
         if (keyHi) {
           Value j = add(add(n0, idx(nt * 8 + e % 2)), mul(quadTid, idx(2)));
           Value ok = arith::AndIOp::create(
@@ -574,8 +573,7 @@ private:
           rowMax = fmaxnum(rowMax, s[nt][e]);
       rowMax = quadReduce(rowMax,
                           [&](Value x, Value y) { return fmaxnum(x, y); });
-      if (!scaleFirst)
-        rowMax = fmul(rowMax, scaleLog2);
+      rowMax = fmul(rowMax, scaleLog2);
       Value mOld = loadState(state.stats, r);
       Value mNew = fmaxnum(mOld, rowMax);
       // A row with nothing visible yet keeps m = -inf; subtract 0 then so
@@ -587,11 +585,8 @@ private:
       Value sum = flt(0.0);
       for (int64_t nt = 0; nt < nTiles; ++nt)
         for (int64_t e = 2 * r; e < 2 * r + 2; ++e) {
-          Value shifted =
-              scaleFirst ? fsub(s[nt][e], mSafe)
-                         : math::FmaOp::create(b, s[nt][e], scaleLog2,
-                                               arith::NegFOp::create(b, mSafe));
-          s[nt][e] = exp2(shifted);
+          s[nt][e] = exp2(math::FmaOp::create(
+              b, s[nt][e], scaleLog2, arith::NegFOp::create(b, mSafe)));
           sum = fadd(sum, s[nt][e]);
         }
       Value lOld = loadState(state.stats, 2 + r);

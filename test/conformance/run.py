@@ -6,7 +6,8 @@ element type, writes a spec with dynamic sizes, runs `fa-run --check
 --backward` over a grid of shapes (Sq, Sk in {1, 7, 64, 197, 300}, Sq != Sk
 included; D in {16, 64, 96, 128}; GQA ratios 1, 4, 8), then runs every spec
 in kernels_spec/, a finite-difference gradient check in f64 on small shapes,
-and a second tile configuration. Prints the worst relative error per dtype
+and a second tile configuration. With --target gpu it also runs every variant
+in bf16 and f16 at head dims 64 and 128 (the tensor-core kernels). Prints the worst relative error per dtype
 and fails if any run fails.
 
 usage: run.py FA_RUN SPECS_DIR WORK_DIR [--target cpu|gpu]
@@ -112,6 +113,20 @@ def main():
         # Finite differences in f64 on small shapes.
         suite.run(path, ["--dtype", "f64", "--gradcheck", "--shape",
                          "1,2,1,7,9,16;1,4,2,13,13,16;1,2,2,20,5,16"])
+    # On the GPU, f16/bf16 at D 64 and 128 run the tensor-core kernels:
+    # every variant, with sequence lengths that give full interior tiles,
+    # partial last tiles and Sq != Sk both ways.
+    if target == "gpu":
+        for offset, (name, variant, sinks) in enumerate(VARIANTS):
+            path = os.path.join(work, name + ".mlir")
+            hq, hkv = HEADS[offset % len(HEADS)]
+            shapes = [(1, hq, hkv, 200, 200, 64), (2, hq, hkv, 130, 333, 128),
+                      (1, hq, hkv, 333, 130, 64), (1, hq, hkv, 257, 257, 128)]
+            for i, dtype in enumerate(("bf16", "f16")):
+                suite.run(path, ["--dtype", dtype, "--backward", "--shape",
+                                 ";".join(",".join(map(str, s))
+                                          for s in shapes),
+                                 "--seed", str(100 + offset * 10 + i)])
     # A second tile configuration moves every phase boundary (small on the
     # GPU, whose first path keeps a thread's tile scratch on its stack).
     block_m, block_n = ("2", "3") if target == "gpu" else ("8", "8")
