@@ -1,10 +1,11 @@
-//===- GpuTensorCore.cpp - Attention forwards on the tensor cores ---------===//
+//===- GpuTensorCore.cpp - Attention on the tensor cores ------------------===//
 //
-// Gives each f16/bf16 forward attention entry of fa-tile a warp-level
-// kernel (mma.sync m16n8k16, ldmatrix, cp.async) for the head dims and
-// layouts it supports, dispatched at run time in front of the scalar tile
-// loops, which stay as the path for every other shape. The variant's mask
-// comes from TileBuilder's key phases, exactly as in fa-tile.
+// Gives each f16/bf16 attention entry of fa-tile warp-level kernels
+// (mma.sync m16n8k16, ldmatrix, cp.async) for the head dims and layouts
+// they support, dispatched at run time in front of the scalar tile loops,
+// which stay as the path for every other shape: the forward, and the
+// backward's dK/dV and dQ loops. The variant's mask comes from
+// TileBuilder's key and query phases, exactly as in fa-tile.
 //
 // Fragment layouts (PTX ISA, mma.m16n8k16, "groupID" g = lane / 4,
 // "threadID_in_group" t = lane % 4):
@@ -323,9 +324,6 @@ private:
   }
   NVVM::MMATypes mmaType() const {
     return element.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
-  }
-  Value i32(int64_t v) {
-    return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
   }
   Value fmaxnum(Value x, Value y) {
     return arith::MaxNumFOp::create(b, x, y);
