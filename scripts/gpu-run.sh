@@ -27,6 +27,19 @@ nvidia-smi > "$OUT_DIR/nvidia-smi.txt" 2>&1
   done
 } > "$OUT_DIR/specs.log" 2>&1
 
+# SASS of the tensor-core kernels: fa-compile's PTX through ptxas, then
+# cuobjdump; each kernel's registers, spills and HMMA count.
+{
+  "$FA/bin/fa-compile" kernels_spec/causal.mlir --arch sm_90 --dtype bf16 \
+    -o "$OUT_DIR/causal-bf16.ptx" || status=1
+  for kernel in $(grep -o '^// fa-compile: .*_mma_.*' "$OUT_DIR/causal-bf16.ptx" | cut -d' ' -f3); do
+    awk -v k="// fa-compile: $kernel" '$0 == k {f = 1; next} /^\/\/ fa-compile:/ {f = 0} f' \
+      "$OUT_DIR/causal-bf16.ptx" > "/tmp/$kernel.ptx"
+    ptxas -arch=sm_90 -v "/tmp/$kernel.ptx" -o "/tmp/$kernel.cubin" 2>&1 | grep -E 'registers|spill'
+    echo "$kernel: $(cuobjdump -sass "/tmp/$kernel.cubin" | grep -c HMMA) HMMA"
+  done
+} > "$OUT_DIR/sass.log" 2>&1
+
 # The Python package, built against this machine's Python and pybind11,
 # tested with torch (CPU and CUDA tensors) against PyTorch in float64.
 PY_DIR=/tmp/fa-python
