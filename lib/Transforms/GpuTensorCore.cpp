@@ -31,6 +31,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include <array>
+
 namespace fa {
 #define GEN_PASS_DEF_FAGPUTENSORCORE
 #include "fa/Transforms/Passes.h.inc"
@@ -114,19 +116,14 @@ public:
   /// module and function `kernelName`.
   void emitForward(const Variant &variant, ForwardArgs args,
                    StringRef kernelName) {
-    args.q = withUnitStride(args.q);
-    args.k = withUnitStride(args.k);
-    args.v = withUnitStride(args.v);
-    args.o = withUnitStride(args.o);
+    for (Value *m : {&args.q, &args.k, &args.v, &args.o})
+      *m = withUnitStride(*m);
     Dims dims = attentionDims(args.q, args.k);
     Value tiles = ceilDiv(dims.sq, kBlockM);
-    OpBuilder::InsertionGuard guard(b);
-    gpu::LaunchOp launch = createLaunch({tiles, dims.hq, dims.batch},
-                                        {blockN, blockN}, kernelName);
-    keys = launch.getWorkgroupAttributions()[0];
-    values = launch.getWorkgroupAttributions()[1];
-    emitBody(variant, args, dims, tiles, launch);
-    gpu::TerminatorOp::create(b);
+    launch({tiles, dims.hq, dims.batch}, {blockN, blockN}, kernelName,
+           [&](gpu::LaunchOp launch) {
+             emitBody(variant, args, dims, tiles, launch);
+           });
   }
 
   /// Launches the dK/dV kernel: a block per (key tile, kv head, batch),
@@ -136,13 +133,11 @@ public:
     for (Value *m : {&args.q, &args.k, &args.v, &args.dO, &args.dk, &args.dv})
       *m = withUnitStride(*m);
     Dims dims = attentionDims(args.q, args.k);
-    OpBuilder::InsertionGuard guard(b);
-    gpu::LaunchOp launch =
-        createLaunch({ceilDiv(dims.sk, blockN), dims.hkv, dims.batch},
-                     {blockN, blockN, gradQueryRows(), gradQueryRows()},
-                     kernelName);
-    emitDkDvBody(variant, args, dims, launch);
-    gpu::TerminatorOp::create(b);
+    launch({ceilDiv(dims.sk, blockN), dims.hkv, dims.batch},
+           {blockN, blockN, gradQueryRows(), gradQueryRows()}, kernelName,
+           [&](gpu::LaunchOp launch) {
+             emitDkDvBody(variant, args, dims, launch);
+           });
   }
 
   /// Launches the dQ kernel: a block per (query tile, query head, batch),
@@ -151,17 +146,16 @@ public:
     for (Value *m : {&args.q, &args.k, &args.v, &args.dO, &args.dq})
       *m = withUnitStride(*m);
     Dims dims = attentionDims(args.q, args.k);
-    OpBuilder::InsertionGuard guard(b);
-    gpu::LaunchOp launch =
-        createLaunch({ceilDiv(dims.sq, kBlockM), dims.hq, dims.batch},
-                     {blockN, blockN}, kernelName);
-    emitDqBody(variant, args, dims, launch);
-    gpu::TerminatorOp::create(b);
+    launch({ceilDiv(dims.sq, kBlockM), dims.hq, dims.batch}, {blockN, blockN},
+           kernelName, [&](gpu::LaunchOp launch) {
+             emitDqBody(variant, args, dims, launch);
+           });
   }
 
 private:
   Type element;
   int64_t headDim;
+  /// The forward's shared K and V tiles.
   Value keys, values;
   // Per-thread values, set up at the top of the kernel.
   Value tid, warp, lane, quadRank, quadTid, batchIdx, kvHead;
@@ -174,10 +168,11 @@ private:
   int64_t gradQueryRows() const { return headDim > 64 ? 32 : 64; }
 
   /// A gpu.launch of 4 warps per block over `grid` with one shared tile of
-  /// rows x headDim elements per entry of `tileRows`; the builder is left
-  /// at the start of its body with the per-thread values set up.
-  gpu::LaunchOp createLaunch(ArrayRef<Value> grid, ArrayRef<int64_t> tileRows,
-                             StringRef kernelName) {
+  /// rows x headDim elements per entry of `tileRows`, named `kernelName`;
+  /// `body` fills it with the per-thread values set up.
+  void launch(ArrayRef<Value> grid, ArrayRef<int64_t> tileRows,
+              StringRef kernelName,
+              llvm::function_ref<void(gpu::LaunchOp)> body) {
     SmallVector<Type> tiles;
     for (int64_t rows : tileRows)
       tiles.push_back(MemRefType::get(
@@ -192,6 +187,7 @@ private:
         /*asyncDependencies=*/{}, tiles, /*privateAttributions=*/{},
         /*clusterSizeX=*/nullptr, /*clusterSizeY=*/nullptr,
         /*clusterSizeZ=*/nullptr, name, name);
+    OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
     tid = launch.getThreadIds().x;
     warp = divi(tid, 32);
@@ -206,7 +202,35 @@ private:
     valueLoadRow = add(mul(remi(matrix, 2), idx(8)), swizzle);
     valueLoadChunk = divi(matrix, 2);
     batchIdx = launch.getBlockIds().z;
-    return launch;
+    body(launch);
+    gpu::TerminatorOp::create(b);
+  }
+
+  /// The two rows this lane owns among the warp's 16 starting at `first`:
+  /// first + g and first + g + 8.
+  std::array<Value, 2> laneRows(Value first) {
+    return {add(first, quadRank), add(first, add(quadRank, idx(8)))};
+  }
+  /// `x` (a natural-log-domain value) times log2 e.
+  Value toBase2(Value x) { return fmul(x, flt(kLog2E)); }
+  /// Whether accumulator element (nt, e) of the key tile at n0 survives the
+  /// mask on a boundary tile: rows `rowOf`, keys below `keyHi`.
+  Value keyTileMask(const Variant &variant, const Dims &dims,
+                    ArrayRef<Value> rowOf, Value n0, int64_t nt, int64_t e,
+                    Value keyHi) {
+    Value j = add(add(n0, idx(nt * 8 + e % 2)), mul(quadTid, idx(2)));
+    return arith::AndIOp::create(b, allowed(variant, dims, rowOf[e / 2], j),
+                                 cmp(arith::CmpIPredicate::slt, j, keyHi));
+  }
+  /// The forward's lse in base 2 and D = rowsum(dO * o) of query row `row`
+  /// of this block's head.
+  std::pair<Value, Value> rowStatistics(const GradArgs &args, Value head,
+                                        Value row) {
+    Value lse = memref::LoadOp::create(b, args.lse,
+                                       ValueRange{batchIdx, head, row});
+    return {toBase2(lse),
+            memref::LoadOp::create(b, args.rowDot,
+                                   ValueRange{batchIdx, head, row})};
   }
 
   /// B fragments of n-tiles 2np and 2np+1 at k-step kk from a tile stored
@@ -243,7 +267,7 @@ private:
   /// global memory; rows past `rowsTotal` read its last row (finite values
   /// whose results are never stored).
   SmallVector<SmallVector<Value, 4>> rowFragments(Value memref, Value head,
-                                                  Value rowOf[2],
+                                                  ArrayRef<Value> rowOf,
                                                   Value rowsTotal) {
     Value lastRow = sub(rowsTotal, idx(1));
     SmallVector<SmallVector<Value, 4>> frags(headDim / 16);
@@ -297,7 +321,7 @@ private:
   /// Stores rows `rowOf` of register state, row r times `factor[r]`, into
   /// memref[batch, head, row, :], rows below `rowsTotal` only.
   void storeRows(Value state, ArrayRef<Value> factor, Value memref,
-                 Value head, Value rowOf[2], Value rowsTotal) {
+                 Value head, ArrayRef<Value> rowOf, Value rowsTotal) {
     auto pair = VectorType::get({2}, element);
     for (int64_t r = 0; r < 2; ++r) {
       auto inRows = scf::IfOp::create(
@@ -458,6 +482,8 @@ private:
 
   void emitBody(const Variant &variant, const ForwardArgs &args,
                 const Dims &dims, Value tiles, gpu::LaunchOp launch) {
+    keys = launch.getWorkgroupAttributions()[0];
+    values = launch.getWorkgroupAttributions()[1];
     gpu::KernelDim3 block = launch.getBlockIds();
     // Causal blocks with the most keys first: they finish last otherwise.
     Value tile = block.x;
@@ -467,12 +493,8 @@ private:
     kvHead = arith::DivUIOp::create(b, head, dims.group);
     Value m0 = mul(tile, idx(kBlockM));
     Value rows = min(idx(kBlockM), sub(dims.sq, m0));
-    Value warpRow = add(m0, mul(warp, idx(16)));
-    Value rowOf[2] = {add(warpRow, quadRank),
-                      add(warpRow, add(quadRank, idx(8)))};
-
-    Value scaleLog2 =
-        fmul(scoreScale(variant, idx(headDim)), flt(kLog2E));
+    std::array<Value, 2> rowOf = laneRows(add(m0, mul(warp, idx(16))));
+    Value scaleLog2 = toBase2(scoreScale(variant, idx(headDim)));
 
     // Q fragments, read once from global memory.
     qFrag = rowFragments(args.q, head, rowOf, dims.sq);
@@ -485,7 +507,7 @@ private:
     // quad holds the 1: l is summed over the quad at the end).
     Value mInit = negInf(), lInit = flt(0.0);
     if (args.sinks) {
-      mInit = fmul(memref::LoadOp::create(b, args.sinks, head), flt(kLog2E));
+      mInit = toBase2(memref::LoadOp::create(b, args.sinks, head));
       lInit = select(cmp(arith::CmpIPredicate::eq, quadTid, idx(0)),
                      flt(1.0), flt(0.0));
     }
@@ -538,7 +560,7 @@ private:
   /// `keyHi` is set on boundary tiles, whose scores are predicated.
   void emitTile(const Variant &variant, const ForwardArgs &args,
                 const Dims &dims, const State &state, Value scaleLog2,
-                Value rowOf[2], Value n0, Value keyHi, Value phaseHi) {
+                ArrayRef<Value> rowOf, Value n0, Value keyHi, Value phaseHi) {
     waitTiles(); // K(n0) landed; every warp is done with V of the last tile
     loadTile(args.v, values, n0, dims.sk, kvHead);
 
@@ -552,15 +574,10 @@ private:
     // per element.
     for (int64_t nt = 0; nt < nTiles; ++nt)
       for (int64_t e = 0; e < 4; ++e) {
-        Value x = s[nt][e];
-        if (keyHi) {
-          Value j = add(add(n0, idx(nt * 8 + e % 2)), mul(quadTid, idx(2)));
-          Value ok = arith::AndIOp::create(
-              b, allowed(variant, dims, rowOf[e / 2], j),
-              cmp(arith::CmpIPredicate::slt, j, keyHi));
-          x = select(ok, x, negInf());
-        }
-        s[nt][e] = x;
+        if (keyHi)
+          s[nt][e] =
+              select(keyTileMask(variant, dims, rowOf, n0, nt, e, keyHi),
+                     s[nt][e], negInf());
       }
 
     // Online softmax of rows g (e = 0, 1) and g + 8 (e = 2, 3).
@@ -638,10 +655,9 @@ private:
     Value n0 = mul(launch.getBlockIds().x, idx(blockN));
     Value cols = min(idx(blockN), sub(dims.sk, n0));
     Value warpKey = mul(warp, idx(16));
-    Value keyOf[2] = {add(add(n0, warpKey), quadRank),
-                      add(add(n0, warpKey), add(quadRank, idx(8)))};
+    std::array<Value, 2> keyOf = laneRows(add(n0, warpKey));
     Value scale = scoreScale(variant, idx(headDim));
-    Value scaleLog2 = fmul(scale, flt(kLog2E));
+    Value scaleLog2 = toBase2(scale);
     Value lastRow = sub(dims.sq, idx(1));
 
     loadTile(args.k, kTile, n0, dims.sk, kvh);
@@ -666,13 +682,7 @@ private:
         for (int64_t nt = 0; nt < nTiles; ++nt)
           for (int64_t col = 0; col < 2; ++col) {
             Value i = add(add(m0, idx(nt * 8 + col)), mul(quadTid, idx(2)));
-            Value row = min(i, lastRow);
-            Value lse2 = fmul(
-                memref::LoadOp::create(b, args.lse,
-                                       ValueRange{batchIdx, head, row}),
-                flt(kLog2E));
-            Value rowDot = memref::LoadOp::create(
-                b, args.rowDot, ValueRange{batchIdx, head, row});
+            auto [lse2, rowDot] = rowStatistics(args, head, min(i, lastRow));
             for (int64_t half = 0; half < 2; ++half) {
               int64_t e = 2 * half + col;
               Value ok;
@@ -702,11 +712,9 @@ private:
     kvHead = arith::DivUIOp::create(b, head, dims.group);
     Value m0 = mul(launch.getBlockIds().x, idx(kBlockM));
     Value rows = min(idx(kBlockM), sub(dims.sq, m0));
-    Value warpRow = add(m0, mul(warp, idx(16)));
-    Value rowOf[2] = {add(warpRow, quadRank),
-                      add(warpRow, add(quadRank, idx(8)))};
+    std::array<Value, 2> rowOf = laneRows(add(m0, mul(warp, idx(16))));
     Value scale = scoreScale(variant, idx(headDim));
-    Value scaleLog2 = fmul(scale, flt(kLog2E));
+    Value scaleLog2 = toBase2(scale);
     Value lastRow = sub(dims.sq, idx(1));
 
     SmallVector<SmallVector<Value, 4>> qFrags =
@@ -714,14 +722,9 @@ private:
     SmallVector<SmallVector<Value, 4>> dOFrags =
         rowFragments(args.dO, head, rowOf, dims.sq);
     Value lse2[2], rowDot[2];
-    for (int64_t r = 0; r < 2; ++r) {
-      Value row = min(rowOf[r], lastRow);
-      lse2[r] = fmul(memref::LoadOp::create(b, args.lse,
-                                            ValueRange{batchIdx, head, row}),
-                     flt(kLog2E));
-      rowDot[r] = memref::LoadOp::create(b, args.rowDot,
-                                         ValueRange{batchIdx, head, row});
-    }
+    for (int64_t r = 0; r < 2; ++r)
+      std::tie(lse2[r], rowDot[r]) =
+          rowStatistics(args, head, min(rowOf[r], lastRow));
     Value dq = zeroState();
     keyTiles(variant, dims, m0, rows, [&](Value n0, bool masked,
                                           Value keyHi) {
@@ -733,13 +736,9 @@ private:
       mmaRows(dOFrags, vTile, blockN, dp);
       for (int64_t nt = 0; nt < nTiles; ++nt)
         for (int64_t e = 0; e < 4; ++e) {
-          Value ok;
-          if (masked) {
-            Value j = add(add(n0, idx(nt * 8 + e % 2)), mul(quadTid, idx(2)));
-            ok = arith::AndIOp::create(
-                b, allowed(variant, dims, rowOf[e / 2], j),
-                cmp(arith::CmpIPredicate::slt, j, keyHi));
-          }
+          Value ok = masked ? keyTileMask(variant, dims, rowOf, n0, nt, e,
+                                          keyHi)
+                            : Value();
           std::tie(s[nt][e], dp[nt][e]) = probAndGrad(
               s[nt][e], dp[nt][e], scaleLog2, lse2[e / 2], rowDot[e / 2], ok);
         }
