@@ -2,9 +2,12 @@
 
 #include "CudaDriver.h"
 
+#include "llvm/ADT/Twine.h"
+
 #include <cuda.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -93,15 +96,34 @@ std::string describe(CUresult result) {
 }
 
 /// Records the first failure of a runtime call; later ones follow from it.
-bool check(CUresult result, const char *call, const std::string &context) {
+/// The context is a Twine: call sites on the launch path build no string
+/// unless the call failed.
+bool check(CUresult result, const char *call, const llvm::Twine &context) {
   if (result == CUDA_SUCCESS)
     return true;
+  std::string where = context.str();
   std::lock_guard<std::mutex> lock(errorMutex());
   if (pendingError().empty())
     pendingError() = std::string(call) + " failed" +
-                     (context.empty() ? "" : " for " + context) + ": " +
+                     (where.empty() ? "" : " for " + where) + ": " +
                      describe(result);
   return false;
+}
+
+/// check() for a call on kernel `f`, named in the message as `what` and
+/// the kernel's name, which is looked up only when the call failed.
+bool checkKernel(CUresult result, const char *call, CUfunction f,
+                 const char *what = "kernel ") {
+  if (result == CUDA_SUCCESS)
+    return true;
+  std::string name;
+  {
+    std::lock_guard<std::mutex> lock(errorMutex());
+    auto it = kernelNames().find(f);
+    if (it != kernelNames().end())
+      name = it->second;
+  }
+  return check(result, call, what + name);
 }
 
 bool load(std::string &error) {
@@ -161,7 +183,7 @@ extern "C" void *faMgpuModuleLoadJIT(void *ptx, int optLevel) {
                             CU_JIT_OPTIMIZATION_LEVEL};
   void *values[] = {log, reinterpret_cast<void *>(sizeof(log)),
                     reinterpret_cast<void *>(static_cast<intptr_t>(
-                        optLevel < 0 ? 0 : (optLevel > 4 ? 4 : optLevel)))};
+                        std::clamp(optLevel, 0, 4)))};
   CUmodule module = nullptr;
   CUresult r = d.cuModuleLoadDataEx(&module, ptx, 3, options, values);
   check(r, "cuModuleLoadDataEx",
@@ -199,18 +221,14 @@ extern "C" void faMgpuLaunchKernel(void *function, intptr_t gridX,
                                    void **params, void **extra, size_t) {
   if (!function)
     return;
-  std::string name;
-  {
-    std::lock_guard<std::mutex> lock(errorMutex());
-    name = kernelNames()[static_cast<CUfunction>(function)];
-  }
   Driver &d = driver();
   auto f = static_cast<CUfunction>(function);
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
   if (smem > 48 * 1024 &&
-      !check(d.cuFuncSetAttribute(
-                 f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),
-             "cuFuncSetAttribute", "kernel " + name))
+      !checkKernel(d.cuFuncSetAttribute(
+                       f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                       smem),
+                   "cuFuncSetAttribute", f))
     return;
   auto cuStream = static_cast<CUstream>(stream);
   KernelTiming &timing = kernelTiming();
@@ -218,19 +236,19 @@ extern "C" void faMgpuLaunchKernel(void *function, intptr_t gridX,
   {
     std::lock_guard<std::mutex> lock(timing.mutex);
     if (timing.enabled &&
-        check(d.cuEventCreate(&events.first, CU_EVENT_DEFAULT),
-              "cuEventCreate", "timing kernel " + name) &&
-        check(d.cuEventCreate(&events.second, CU_EVENT_DEFAULT),
-              "cuEventCreate", "timing kernel " + name))
-      check(d.cuEventRecord(events.first, cuStream), "cuEventRecord",
-            "timing kernel " + name);
+        checkKernel(d.cuEventCreate(&events.first, CU_EVENT_DEFAULT),
+                    "cuEventCreate", f, "timing kernel ") &&
+        checkKernel(d.cuEventCreate(&events.second, CU_EVENT_DEFAULT),
+                    "cuEventCreate", f, "timing kernel "))
+      checkKernel(d.cuEventRecord(events.first, cuStream), "cuEventRecord", f,
+                  "timing kernel ");
   }
-  check(d.cuLaunchKernel(f, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
-                         cuStream, params, extra),
-        "cuLaunchKernel", "kernel " + name);
+  checkKernel(d.cuLaunchKernel(f, gridX, gridY, gridZ, blockX, blockY, blockZ,
+                               smem, cuStream, params, extra),
+              "cuLaunchKernel", f);
   if (events.second) {
-    check(d.cuEventRecord(events.second, cuStream), "cuEventRecord",
-          "timing kernel " + name);
+    checkKernel(d.cuEventRecord(events.second, cuStream), "cuEventRecord", f,
+                "timing kernel ");
     std::lock_guard<std::mutex> lock(timing.mutex);
     timing.pending.push_back(events);
   }
@@ -273,7 +291,7 @@ extern "C" void *faMgpuMemAlloc(uint64_t bytes, void *, bool) {
   if (bytes == 0)
     return nullptr;
   check(driver().cuMemAlloc(&pointer, bytes), "cuMemAlloc",
-        std::to_string(bytes) + " bytes of workspace");
+        llvm::Twine(bytes) + " bytes of workspace");
   return reinterpret_cast<void *>(pointer);
 }
 
@@ -308,20 +326,27 @@ bool ensureInitialized(std::string &error) {
   return driver().loaded;
 }
 
+// Both are fixed for the life of the process: asked once.
 std::string deviceArch() {
-  Driver &d = driver();
-  int major = 0, minor = 0;
-  d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                         d.device);
-  d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                         d.device);
-  return "sm_" + std::to_string(major) + std::to_string(minor);
+  static const std::string arch = [] {
+    Driver &d = driver();
+    int major = 0, minor = 0;
+    d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                           d.device);
+    d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                           d.device);
+    return "sm_" + std::to_string(major) + std::to_string(minor);
+  }();
+  return arch;
 }
 
 std::string driverVersion() {
-  int version = 0;
-  driver().cuDriverGetVersion(&version);
-  return std::to_string(version);
+  static const std::string version = [] {
+    int v = 0;
+    driver().cuDriverGetVersion(&v);
+    return std::to_string(v);
+  }();
+  return version;
 }
 
 std::string takeLaunchError() {

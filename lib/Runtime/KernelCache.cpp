@@ -20,10 +20,7 @@ static constexpr StringLiteral kMagic = "FACACHE1";
 static constexpr size_t kHeaderSize = 8 + 64 + 1;
 
 static std::string sha256Hex(StringRef data) {
-  SHA256 hash;
-  hash.update(data);
-  std::array<uint8_t, 32> digest = hash.final();
-  return toHex(digest, /*LowerCase=*/true);
+  return toHex(SHA256::hash(arrayRefFromStringRef(data)), /*LowerCase=*/true);
 }
 
 std::string KernelCache::defaultDirectory() {

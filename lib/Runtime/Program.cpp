@@ -20,6 +20,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ThreadPool.h"
@@ -88,10 +89,10 @@ static Type toMlirType(MLIRContext *ctx, DType dtype) {
 }
 
 static std::optional<DType> fromMlirType(Type type) {
-  std::string name;
-  llvm::raw_string_ostream os(name);
-  type.print(os);
-  return parseDType(name);
+  for (DType d : {DType::F16, DType::BF16, DType::F32, DType::F64})
+    if (toMlirType(type.getContext(), d) == type)
+      return d;
+  return std::nullopt;
 }
 
 /// The dialects, extensions and LLVM IR translations fa's pipelines use;
@@ -132,6 +133,8 @@ struct Program::Impl {
   std::string cacheStatus;
   /// Shapes already checked, per entry function.
   std::set<std::string> validated;
+  /// Packed entry points of the engine, looked up at first use.
+  llvm::StringMap<void (*)(void **)> entryPoints;
   std::mutex mutex;
 
   Impl() : context(registry(), MLIRContext::Threading::DISABLED) {
@@ -394,36 +397,39 @@ bool Program::Impl::validate(KernelOp kernel, func::FuncOp fn,
                              const std::vector<Tensor> &args,
                              std::string &error) {
   Operation *compute = KernelOp::getComputeOp(fn);
-  std::string prefix =
-      "kernel '" + kernel.getSymName().str() + "' " + entry + ": ";
+  // Messages are built only on failure: this runs on every launch.
+  auto prefix = [&] {
+    return "kernel '" + kernel.getSymName().str() + "' " + entry + ": ";
+  };
   size_t numInputs = compute->getNumOperands();
   size_t expected = numInputs + compute->getNumResults();
   if (args.size() != expected) {
-    error = prefix + "expected " + std::to_string(expected) +
+    error = prefix() + "expected " + std::to_string(expected) +
             " tensors (inputs then outputs), got " +
             std::to_string(args.size());
     return false;
   }
   SmallVector<Type> specTypes(fn.getArgumentTypes());
   llvm::append_range(specTypes, fn.getResultTypes());
-  std::vector<std::string> names = argumentNames(compute);
   std::string key = entry;
   for (size_t i = 0; i < args.size(); ++i) {
     const Tensor &t = args[i];
-    std::string name = "'" + names[i] + "' (argument #" + std::to_string(i) +
-                       ")";
+    auto name = [&] {
+      return "'" + argumentNames(compute)[i] + "' (argument #" +
+             std::to_string(i) + ")";
+    };
     if (!t.data) {
-      error = prefix + name + " has no data";
+      error = prefix() + name() + " has no data";
       return false;
     }
     if (t.strides.size() != t.sizes.size()) {
-      error = prefix + name + " has " + std::to_string(t.sizes.size()) +
+      error = prefix() + name() + " has " + std::to_string(t.sizes.size()) +
               " sizes but " + std::to_string(t.strides.size()) + " strides";
       return false;
     }
     for (size_t d = 0; d < t.sizes.size(); ++d) {
       if (t.sizes[d] < 1) {
-        error = prefix + name + " has size " + std::to_string(t.sizes[d]) +
+        error = prefix() + name() + " has size " + std::to_string(t.sizes[d]) +
                 " in dim " + std::to_string(d) +
                 "; fa needs non-empty tensors";
         return false;
@@ -433,13 +439,13 @@ bool Program::Impl::validate(KernelOp kernel, func::FuncOp fn,
     // arguments to each other.
     auto specType = cast<RankedTensorType>(specTypes[i]);
     if (static_cast<int64_t>(t.sizes.size()) != specType.getRank()) {
-      error = prefix + name + " has rank " + std::to_string(t.sizes.size()) +
+      error = prefix() + name() + " has rank " + std::to_string(t.sizes.size()) +
               ", the spec declares " + std::to_string(specType.getRank());
       return false;
     }
     for (auto [d, size] : llvm::enumerate(specType.getShape())) {
       if (!ShapedType::isDynamic(size) && size != t.sizes[d]) {
-        error = prefix + name + " has size " + std::to_string(t.sizes[d]) +
+        error = prefix() + name() + " has size " + std::to_string(t.sizes[d]) +
                 " in dim " + std::to_string(d) + ", the spec fixes it to " +
                 std::to_string(size);
         return false;
@@ -480,7 +486,7 @@ bool Program::Impl::validate(KernelOp kernel, func::FuncOp fn,
       return success();
     });
     if (failed(verify(clone))) {
-      error = prefix + message;
+      error = prefix() + message;
       return false;
     }
   }
@@ -526,10 +532,20 @@ bool Program::run(const std::string &kernelName, Entry entry,
   for (void *&p : pointers)
     packed.push_back(&p);
   std::string symbol = "_mlir_ciface_" + kernelName + "_" + entryName;
-  if (llvm::Error err = impl->engine->invokePacked(symbol, packed)) {
-    error = "could not run " + symbol + ": " + llvm::toString(std::move(err));
-    return false;
+  // What ExecutionEngine::invokePacked does, with the lookup done once.
+  auto &entryPoint = impl->entryPoints[symbol];
+  if (!entryPoint) {
+    impl->engine->initialize();
+    auto found = impl->engine->lookupPacked(symbol);
+    if (!found) {
+      impl->entryPoints.erase(symbol);
+      error = "could not run " + symbol + ": " +
+              llvm::toString(found.takeError());
+      return false;
+    }
+    entryPoint = *found;
   }
+  entryPoint(packed.data());
   if (impl->target == Target::GPU) {
     std::string launch = cuda::takeLaunchError();
     if (!launch.empty()) {

@@ -18,14 +18,22 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 import numpy as np
 
+# fa's dtype names for numpy and torch element types, and back; built once
+# (these are looked up on every call).
 _NUMPY_DTYPES = {np.dtype(np.float16): "f16", np.dtype(np.float32): "f32",
                  np.dtype(np.float64): "f64"}
+_NUMPY_BY_NAME = {v: k for k, v in _NUMPY_DTYPES.items()}
+_TORCH_DTYPES = {} if torch is None else {
+    torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32",
+    torch.float64: "f64"}
+_TORCH_BY_NAME = {v: k for k, v in _TORCH_DTYPES.items()}
 _programs = {}
 
 
-def _torch_dtypes():
-    return {torch.float16: "f16", torch.bfloat16: "bf16",
-            torch.float32: "f32", torch.float64: "f64"}
+def accumulator_torch_dtype(dtype):
+    """The torch dtype of lse, sinks and dsinks for inputs of `dtype`
+    (float32 for anything but float64)."""
+    return _TORCH_BY_NAME[accumulator(_TORCH_DTYPES.get(dtype, "f32"))]
 
 
 def _is_torch(x):
@@ -35,7 +43,7 @@ def _is_torch(x):
 def _dtype_name(name, x):
     """fa's name for x's element type, or a TypeError naming the argument."""
     if _is_torch(x):
-        table = _torch_dtypes()
+        table = _TORCH_DTYPES
         expected = "torch.float16, torch.bfloat16, torch.float32 or " \
                    "torch.float64"
     else:
@@ -69,10 +77,9 @@ def _strides(x):
     return tuple(s // x.itemsize for s in x.strides)
 
 
-def _where(x):
-    if _is_torch(x):
-        return "cuda" if x.is_cuda else "cpu"
-    return "cpu"
+def _target(x):
+    """The backend x's data lives on: "gpu" for CUDA tensors, else "cpu"."""
+    return "gpu" if _is_torch(x) and x.is_cuda else "cpu"
 
 
 def _check_same_place(named):
@@ -99,10 +106,9 @@ def _descriptor(x):
 
 def _empty_like(x, shape, dtype_name):
     if _is_torch(x):
-        dt = {v: k for k, v in _torch_dtypes().items()}[dtype_name]
-        return torch.empty(shape, dtype=dt, device=x.device)
-    dt = {v: k for k, v in _NUMPY_DTYPES.items()}[dtype_name]
-    return np.empty(shape, dtype=dt)
+        return torch.empty(shape, dtype=_TORCH_BY_NAME[dtype_name],
+                           device=x.device)
+    return np.empty(shape, dtype=_NUMPY_BY_NAME[dtype_name])
 
 
 def _program(key, make_text, dtype, target):
@@ -192,7 +198,7 @@ def _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale):
     key = ("attention", learnable, tuple(sorted(variant.items())))
     program = _program(key, lambda: attention_spec(
         "attention", dtype, learnable, **variant), dtype,
-        "gpu" if _where(q) == "cuda" else "cpu")
+        _target(q))
     return dtype, program
 
 
@@ -242,7 +248,7 @@ def softmax_matmul(x, v):
                          f"{tuple(x.shape)}, v {tuple(v.shape)}")
     program = _program(("softmax_matmul",), lambda: softmax_matmul_spec(
         "softmax_matmul", dtype), dtype,
-        "gpu" if _where(x) == "cuda" else "cpu")
+        _target(x))
     out = _empty_like(x, (x.shape[0], x.shape[1], v.shape[2]), dtype)
     _run(program, "softmax_matmul", "forward", [x, v, out])
     return out

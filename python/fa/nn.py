@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from . import attention
+from .api import accumulator_torch_dtype
 
 
 class MultiheadAttention(nn.Module):
@@ -122,7 +123,7 @@ class GptOssAttention(nn.Module):
         if position_embeddings is not None:
             cos, sin = (t.unsqueeze(1) for t in position_embeddings)
             q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
-        acc = torch.float64 if q.dtype == torch.float64 else torch.float32
+        acc = accumulator_torch_dtype(q.dtype)
         o = attention(q.contiguous(), k.contiguous(), v, causal=True,
                       window=self.sliding_window, sinks=self.sinks.to(acc),
                       scale=self.scaling)

@@ -8,10 +8,6 @@ import torch
 from . import api
 
 
-def _acc_dtype(q):
-    return torch.float64 if q.dtype == torch.float64 else torch.float32
-
-
 @torch.library.custom_op("fa::attention_fwd", mutates_args=())
 def attention_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                   sinks: Optional[torch.Tensor], causal: bool,
@@ -24,7 +20,7 @@ def attention_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 @attention_fwd.register_fake
 def _(q, k, v, sinks, causal, window, sink_tokens, scale):
     return q.new_empty(q.shape), q.new_empty(q.shape[:3],
-                                             dtype=_acc_dtype(q))
+                                             dtype=api.accumulator_torch_dtype(q.dtype))
 
 
 @torch.library.custom_op("fa::attention_bwd", mutates_args=())
@@ -44,7 +40,7 @@ def attention_bwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     dq, dk, dv, dsinks = api.attention_backward(
         q, k, v, o, lse, do, causal, window, sink_tokens, sinks, scale)
     if dsinks is None:  # custom ops return tensors: an empty one stands in
-        dsinks = q.new_empty(0, dtype=_acc_dtype(q))
+        dsinks = q.new_empty(0, dtype=api.accumulator_torch_dtype(q.dtype))
     return dq, dk, dv, dsinks
 
 
@@ -52,7 +48,7 @@ def attention_bwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 def _(q, k, v, o, lse, do, dlse, sinks, causal, window, sink_tokens, scale):
     n = sinks.shape[0] if sinks is not None else 0
     return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape),
-            q.new_empty(n, dtype=_acc_dtype(q)))
+            q.new_empty(n, dtype=api.accumulator_torch_dtype(q.dtype)))
 
 
 def _setup_context(ctx, inputs, output):

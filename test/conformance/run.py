@@ -53,6 +53,11 @@ def spec_text(name, variant, sinks):
     return spec.attention_spec(name, "f32", sinks, **variant)
 
 
+def shape_arg(shapes):
+    """fa-run's --shape value for a list of shapes."""
+    return ";".join(",".join(map(str, s)) for s in shapes)
+
+
 def grid(offset):
     shapes = []
     for n, (sq, sk) in enumerate(SEQ_PAIRS):
@@ -100,16 +105,16 @@ def main():
         else "cpu"
     os.makedirs(work, exist_ok=True)
     suite = Suite(fa_run, work, target)
+    paths = {}
     for offset, (name, variant, sinks) in enumerate(VARIANTS):
         dtypes = ["f32", "f64"]
         if name in LOW_PRECISION_VARIANTS:
             dtypes += ["bf16", "f16"]
-        path = suite.write(name, spec_text(name, variant, sinks))
+        path = paths[name] = suite.write(name, spec_text(name, variant, sinks))
         for i, dtype in enumerate(dtypes):
-            shapes = ";".join(",".join(map(str, s))
-                              for s in grid(offset + i))
             suite.run(path, ["--dtype", dtype, "--backward", "--shape",
-                             shapes, "--seed", str(offset * 10 + i)])
+                             shape_arg(grid(offset + i)),
+                             "--seed", str(offset * 10 + i)])
         # Finite differences in f64 on small shapes.
         suite.run(path, ["--dtype", "f64", "--gradcheck", "--shape",
                          "1,2,1,7,9,16;1,4,2,13,13,16;1,2,2,20,5,16"])
@@ -117,24 +122,21 @@ def main():
     # every variant, with sequence lengths that give full interior tiles,
     # partial last tiles and Sq != Sk both ways.
     if target == "gpu":
-        for offset, (name, variant, sinks) in enumerate(VARIANTS):
-            path = os.path.join(work, name + ".mlir")
+        for offset, (name, _, _) in enumerate(VARIANTS):
             hq, hkv = HEADS[offset % len(HEADS)]
             shapes = [(1, hq, hkv, 200, 200, 64), (2, hq, hkv, 130, 333, 128),
                       (1, hq, hkv, 333, 130, 64), (1, hq, hkv, 257, 257, 128)]
             for i, dtype in enumerate(("bf16", "f16")):
-                suite.run(path, ["--dtype", dtype, "--backward", "--shape",
-                                 ";".join(",".join(map(str, s))
-                                          for s in shapes),
-                                 "--seed", str(100 + offset * 10 + i)])
+                suite.run(paths[name], ["--dtype", dtype, "--backward",
+                                        "--shape", shape_arg(shapes),
+                                        "--seed", str(100 + offset * 10 + i)])
     # A second tile configuration moves every phase boundary (small on the
     # GPU, whose first path keeps a thread's tile scratch on its stack).
     block_m, block_n = ("2", "3") if target == "gpu" else ("8", "8")
     for name in ("window16_sink4", "gpt_oss_like"):
-        path = os.path.join(work, name + ".mlir")
-        suite.run(path, ["--dtype", "f32", "--backward", "--block-m", block_m,
-                         "--block-n", block_n, "--shape",
-                         ";".join(",".join(map(str, s)) for s in grid(3))])
+        suite.run(paths[name], ["--dtype", "f32", "--backward", "--block-m",
+                                block_m, "--block-n", block_n, "--shape",
+                                shape_arg(grid(3))])
     # Every named spec, with the sizes it leaves dynamic filled by fa-run.
     for spec in sorted(os.listdir(specs)):
         path = os.path.join(specs, spec)

@@ -210,7 +210,6 @@ double tolerance(fa::DType dtype) {
 
 struct Checker {
   bool failed = false;
-  fa::DType dtype;
   void report(const std::string &what, const std::vector<double> &got,
               const std::vector<double> &ref, double tol) {
     double err = relativeError(got, ref);
