@@ -139,8 +139,15 @@ public:
   /// v, o, lse, dO[, sinks], dq, dk, dv[, dsinks]; softmax_matmul: x, v,
   /// out). Shapes are checked with the verifier's messages. Returns false
   /// and sets `error` on failure.
+  ///
+  /// GPU target: with `stream` (a CUstream; 0 is the legacy default
+  /// stream) the kernels and their workspaces are queued on it and run
+  /// returns without waiting, like any CUDA library call, so errors the
+  /// kernels hit while running surface at the caller's next synchronization;
+  /// without it fa launches on a stream of its own and waits for it.
   bool run(const std::string &kernel, Entry entry,
-           const std::vector<Tensor> &args, std::string &error);
+           const std::vector<Tensor> &args, std::string &error,
+           std::optional<std::uintptr_t> stream = std::nullopt);
 
 private:
   Program();

@@ -38,10 +38,13 @@ struct Driver {
   X(cuStreamSynchronize, "cuStreamSynchronize")                                \
   X(cuMemAlloc, "cuMemAlloc_v2")                                               \
   X(cuMemFree, "cuMemFree_v2")                                                 \
+  X(cuMemAllocAsync, "cuMemAllocAsync")                                        \
+  X(cuMemFreeAsync, "cuMemFreeAsync")                                          \
   X(cuMemcpyHtoD, "cuMemcpyHtoD_v2")                                           \
   X(cuMemcpyDtoH, "cuMemcpyDtoH_v2")                                           \
   X(cuEventCreate, "cuEventCreate")                                            \
   X(cuEventRecord, "cuEventRecord")                                            \
+  X(cuEventSynchronize, "cuEventSynchronize")                                  \
   X(cuEventElapsedTime, "cuEventElapsedTime")                                  \
   X(cuEventDestroy, "cuEventDestroy_v2")
 #define FA_DECLARE(name, symbol) decltype(&::name) name = nullptr;
@@ -60,7 +63,7 @@ Driver &driver() {
 }
 
 /// Kernel timing: CUDA events around each launch while it is on, read back
-/// when the launching stream is synchronized.
+/// (waiting for the stop events) when the time is taken.
 struct KernelTiming {
   std::mutex mutex;
   bool enabled = false;
@@ -71,6 +74,20 @@ struct KernelTiming {
 KernelTiming &kernelTiming() {
   static KernelTiming t;
   return t;
+}
+
+/// The stream the calling thread asked fa to launch on (ScopedCallerStream).
+/// While set, the generated host code's streams are this one: it is neither
+/// created, destroyed nor waited for, so the caller's work stays ordered
+/// with fa's and the call returns once the kernels are queued.
+struct CallerStream {
+  bool set = false;
+  CUstream stream = nullptr;
+};
+thread_local CallerStream callerStream;
+
+bool isCallerStream(void *stream) {
+  return callerStream.set && static_cast<CUstream>(stream) == callerStream.stream;
 }
 
 std::mutex &errorMutex() {
@@ -255,6 +272,8 @@ extern "C" void faMgpuLaunchKernel(void *function, intptr_t gridX,
 }
 
 extern "C" void *faMgpuStreamCreate() {
+  if (callerStream.set)
+    return callerStream.stream;
   CUstream stream = nullptr;
   check(driver().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
         "cuStreamCreate", "");
@@ -262,43 +281,34 @@ extern "C" void *faMgpuStreamCreate() {
 }
 
 extern "C" void faMgpuStreamDestroy(void *stream) {
-  if (stream)
+  if (stream && !isCallerStream(stream))
     check(driver().cuStreamDestroy(static_cast<CUstream>(stream)),
           "cuStreamDestroy", "");
 }
 
 extern "C" void faMgpuStreamSynchronize(void *stream) {
-  if (!stream)
+  if (!stream || isCallerStream(stream))
     return;
-  Driver &d = driver();
-  check(d.cuStreamSynchronize(static_cast<CUstream>(stream)),
+  check(driver().cuStreamSynchronize(static_cast<CUstream>(stream)),
         "cuStreamSynchronize", "the launched kernels");
-  KernelTiming &timing = kernelTiming();
-  std::lock_guard<std::mutex> lock(timing.mutex);
-  for (auto [start, stop] : timing.pending) {
-    float ms = 0;
-    if (check(d.cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime",
-              "kernel timing"))
-      timing.totalMs += ms;
-    d.cuEventDestroy(start);
-    d.cuEventDestroy(stop);
-  }
-  timing.pending.clear();
 }
 
-extern "C" void *faMgpuMemAlloc(uint64_t bytes, void *, bool) {
+// Workspaces are stream-ordered, so that on a caller's stream they are
+// neither freed under running kernels nor make the call wait.
+extern "C" void *faMgpuMemAlloc(uint64_t bytes, void *stream, bool) {
   CUdeviceptr pointer = 0;
   if (bytes == 0)
     return nullptr;
-  check(driver().cuMemAlloc(&pointer, bytes), "cuMemAlloc",
-        llvm::Twine(bytes) + " bytes of workspace");
+  check(driver().cuMemAllocAsync(&pointer, bytes, static_cast<CUstream>(stream)),
+        "cuMemAllocAsync", llvm::Twine(bytes) + " bytes of workspace");
   return reinterpret_cast<void *>(pointer);
 }
 
-extern "C" void faMgpuMemFree(void *pointer, void *) {
+extern "C" void faMgpuMemFree(void *pointer, void *stream) {
   if (pointer)
-    check(driver().cuMemFree(reinterpret_cast<CUdeviceptr>(pointer)),
-          "cuMemFree", "");
+    check(driver().cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(pointer),
+                                  static_cast<CUstream>(stream)),
+          "cuMemFreeAsync", "");
 }
 
 } // namespace
@@ -310,9 +320,32 @@ void setKernelTiming(bool enabled) {
 }
 
 double takeKernelTimeMs() {
+  Driver &d = driver();
   KernelTiming &timing = kernelTiming();
   std::lock_guard<std::mutex> lock(timing.mutex);
+  for (auto [start, stop] : timing.pending) {
+    float ms = 0;
+    if (check(d.cuEventSynchronize(stop), "cuEventSynchronize",
+              "kernel timing") &&
+        check(d.cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime",
+              "kernel timing"))
+      timing.totalMs += ms;
+    d.cuEventDestroy(start);
+    d.cuEventDestroy(stop);
+  }
+  timing.pending.clear();
   return std::exchange(timing.totalMs, 0.0);
+}
+
+ScopedCallerStream::ScopedCallerStream(std::optional<std::uintptr_t> stream)
+    : active(stream.has_value()) {
+  if (active)
+    callerStream = {true, reinterpret_cast<CUstream>(*stream)};
+}
+
+ScopedCallerStream::~ScopedCallerStream() {
+  if (active)
+    callerStream = {};
 }
 
 bool ensureInitialized(std::string &error) {

@@ -9,6 +9,8 @@
 #ifndef FA_LIB_RUNTIME_CUDADRIVER_H
 #define FA_LIB_RUNTIME_CUDADRIVER_H
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
@@ -35,10 +37,24 @@ std::string takeLaunchError();
 /// on the dynamically loaded driver, for the JIT's symbol table.
 llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner);
 
-/// While on, every launch is bracketed by CUDA events on its stream; the
-/// elapsed GPU time accumulates when the stream is synchronized.
+/// While set (on this thread), generated host code launches on the caller's
+/// CUstream (0: the legacy default stream) and does not wait for it; unset
+/// (nullopt), it creates a stream of its own and waits before returning.
+class ScopedCallerStream {
+public:
+  explicit ScopedCallerStream(std::optional<std::uintptr_t> stream);
+  ~ScopedCallerStream();
+  ScopedCallerStream(const ScopedCallerStream &) = delete;
+  ScopedCallerStream &operator=(const ScopedCallerStream &) = delete;
+
+private:
+  bool active;
+};
+
+/// While on, every launch is bracketed by CUDA events on its stream.
 void setKernelTiming(bool enabled);
-/// The accumulated kernel time in milliseconds since the last call.
+/// The kernel time in milliseconds since the last call (waits for the timed
+/// kernels to finish).
 double takeKernelTimeMs();
 
 /// Device memory for callers that hold host data (fa-run, tests).

@@ -495,7 +495,8 @@ bool Program::Impl::validate(KernelOp kernel, func::FuncOp fn,
 }
 
 bool Program::run(const std::string &kernelName, Entry entry,
-                  const std::vector<Tensor> &args, std::string &error) {
+                  const std::vector<Tensor> &args, std::string &error,
+                  std::optional<std::uintptr_t> stream) {
   std::lock_guard<std::mutex> lock(impl->mutex);
   KernelOp kernel = impl->spec->lookupSymbol<KernelOp>(kernelName);
   if (!kernel) {
@@ -545,7 +546,12 @@ bool Program::run(const std::string &kernelName, Entry entry,
     }
     entryPoint = *found;
   }
-  entryPoint(packed.data());
+  {
+    cuda::ScopedCallerStream onStream(impl->target == Target::GPU
+                                          ? stream
+                                          : std::nullopt);
+    entryPoint(packed.data());
+  }
   if (impl->target == Target::GPU) {
     std::string launch = cuda::takeLaunchError();
     if (!launch.empty()) {

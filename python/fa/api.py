@@ -87,6 +87,12 @@ def _check_same_place(named):
     if len(set(kinds.values())) > 1:
         raise TypeError("mixing torch tensors and numpy arrays: " +
                         ", ".join(f"{n} is {k}" for n, k in kinds.items()))
+    for name, x in named:
+        if _is_torch(x) and not (x.device.type == "cpu" or
+                                 (x.device.type == "cuda" and
+                                  x.device.index in (None, 0))):
+            raise ValueError(f"{name} is on {x.device}; fa runs on cpu "
+                             "and cuda:0 tensors")
     if any(_is_torch(x) for _, x in named):
         devices = {name: str(x.device) for name, x in named}
         if len(set(devices.values())) > 1:
@@ -125,9 +131,12 @@ def _program(key, make_text, dtype, target):
 
 
 def _run(program, name, entry, tensors):
-    if any(_is_torch(t) and t.is_cuda for t in tensors):
-        torch.cuda.synchronize()  # fa launches on its own stream
-    program.run(name, entry, [_descriptor(t) for t in tensors])
+    # CUDA tensors: fa queues its kernels on torch's current stream and
+    # returns, ordered with the work around it like any torch op.
+    stream = None
+    if _is_torch(tensors[0]) and tensors[0].is_cuda:
+        stream = torch.cuda.current_stream(tensors[0].device).cuda_stream
+    program.run(name, entry, [_descriptor(t) for t in tensors], stream=stream)
 
 
 def check_attention_args(q, k, v, causal, window, sink_tokens, sinks, scale):

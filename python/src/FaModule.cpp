@@ -65,7 +65,8 @@ std::unique_ptr<fa::Program> compile(const std::string &text,
 }
 
 void run(fa::Program &program, const std::string &kernel,
-         const std::string &entry, const std::vector<TensorTuple> &tensors) {
+         const std::string &entry, const std::vector<TensorTuple> &tensors,
+         std::optional<std::uintptr_t> stream) {
   if (entry != "forward" && entry != "backward")
     throw py::value_error("entry must be 'forward' or 'backward', got '" +
                           entry + "'");
@@ -85,7 +86,7 @@ void run(fa::Program &program, const std::string &kernel,
     ok = program.run(kernel,
                      entry == "forward" ? fa::Entry::Forward
                                         : fa::Entry::Backward,
-                     args, error);
+                     args, error, stream);
   }
   if (!ok)
     throw py::value_error(error);
@@ -115,7 +116,7 @@ PYBIND11_MODULE(_fa, m) {
                   py::arg("dtype") = py::none(), py::arg("target") = "auto",
                   py::arg("block_m") = 0, py::arg("block_n") = 0)
       .def("run", &run, py::arg("kernel"), py::arg("entry"),
-           py::arg("tensors"))
+           py::arg("tensors"), py::arg("stream") = py::none())
       .def_property_readonly("kernels",
                              [](const fa::Program &p) {
                                py::list out;

@@ -118,6 +118,31 @@ def test_torch_compile_fullgraph(device):
     assert rel(compiled(x), model(x)) < 1e-5
 
 
+@pytest.mark.skipif("cuda" not in DEVICES, reason="needs a GPU")
+def test_runs_in_order_on_the_callers_stream():
+    """fa queues on torch's current stream without a device-wide wait: its
+    inputs come from work still running on a side stream when it is
+    called, and its output is read by work queued after it."""
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        busy = torch.randn(4096, 4096, device="cuda")
+        for _ in range(8):  # keeps the stream busy for a while
+            busy = torch.tanh(busy @ busy)
+        q, k, v = (torch.randn(2, 4, 300, 64, device="cuda",
+                               dtype=torch.bfloat16) + 0 * busy[0, 0]
+                   for _ in range(3))
+        q.requires_grad_()
+        o = fa.attention(q, k, v, causal=True)
+        o.backward(torch.ones_like(o))
+        got = o.double().clone(), q.grad.double().clone()
+    side.synchronize()
+    qr = q.detach().double().requires_grad_()
+    ref = reference(qr, k, v, causal=True)
+    ref.backward(torch.ones_like(ref))
+    assert rel(got[0], ref) < TOL[torch.bfloat16]
+    assert rel(got[1], qr.grad) < TOL[torch.bfloat16]
+
+
 def test_lse_gradient_is_refused_not_wrong():
     q = torch.randn(1, 2, 8, 16, requires_grad=True)
     o, lse = fa.attention(q, q, q, return_lse=True)
@@ -131,6 +156,9 @@ def test_bad_torch_input():
         fa.attention(q, q.numpy(), q)
     with pytest.raises(TypeError, match="q has dtype torch.int64"):
         fa.attention(q.long(), q, q)
+    with pytest.raises(ValueError, match="q is on meta; fa runs on cpu "
+                                         "and cuda:0 tensors"):
+        fa.attention(q.to("meta"), q, q)
     if "cuda" in DEVICES:
         with pytest.raises(ValueError, match="all tensors must be on one "
                                              "device"):
