@@ -10,9 +10,11 @@ and a second tile configuration. With --target gpu it also runs every variant
 in bf16 and f16 at head dims 64 and 128 (the tensor-core kernels). Prints the worst relative error per dtype
 and fails if any run fails.
 
-usage: run.py FA_RUN SPECS_DIR WORK_DIR [--target cpu|gpu]
+usage: run.py FA_RUN SPECS_DIR WORK_DIR [--target cpu|gpu] [--jobs N]
 """
+import argparse
 import collections
+import concurrent.futures
 import importlib.util
 import os
 import re
@@ -69,16 +71,34 @@ def grid(offset):
 
 
 class Suite:
-    def __init__(self, fa_run, work, target):
+    """Runs fa-run invocations `jobs` at a time; their output is printed
+    and checked in the order they were asked for."""
+
+    def __init__(self, fa_run, work, target, jobs):
         self.fa_run, self.work, self.target = fa_run, work, target
+        self.pool = concurrent.futures.ThreadPoolExecutor(jobs)
+        self.pending = []
         self.worst = collections.defaultdict(float)
         self.failures, self.runs, self.cases = [], 0, 0
 
     def run(self, spec, args):
         cmd = [self.fa_run, spec, "--check", "--target", self.target] + args
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        self.pending.append((cmd, self.pool.submit(
+            subprocess.run, cmd, capture_output=True, text=True)))
+        while self.pending and self.pending[0][1].done():
+            self.record(*self.pending.pop(0))
+
+    def finish(self):
+        for cmd, future in self.pending:
+            self.record(cmd, future)
+        self.pending.clear()
+        self.pool.shutdown()
+
+    def record(self, cmd, future):
+        proc = future.result()
         self.runs += 1
         sys.stdout.write(proc.stdout)
+        sys.stdout.flush()
         for line in proc.stdout.splitlines():
             self.cases += 1
             dtype = re.search(r"dtype=(\w+)", line).group(1)
@@ -100,11 +120,18 @@ class Suite:
 
 
 def main():
-    fa_run, specs, work = sys.argv[1:4]
-    target = sys.argv[5] if len(sys.argv) > 5 and sys.argv[4] == "--target" \
-        else "cpu"
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("fa_run")
+    parser.add_argument("specs")
+    parser.add_argument("work")
+    parser.add_argument("--target", choices=("cpu", "gpu"), default="cpu")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="fa-run invocations at a time")
+    args = parser.parse_args()
+    fa_run, specs, work, target = args.fa_run, args.specs, args.work, \
+        args.target
     os.makedirs(work, exist_ok=True)
-    suite = Suite(fa_run, work, target)
+    suite = Suite(fa_run, work, target, max(1, args.jobs))
     paths = {}
     for offset, (name, variant, sinks) in enumerate(VARIANTS):
         dtypes = ["f32", "f64"]
@@ -147,6 +174,7 @@ def main():
     suite.run(os.path.join(specs, "softmax_matmul.mlir"),
               ["--dtype", "f32", "--shape", "2,64,8192,32;1,7,300,5"])
 
+    suite.finish()
     print(f"\n{suite.cases} cases in {suite.runs} fa-run invocations")
     for slot in sorted(suite.worst):
         print(f"worst relative error {slot}: {suite.worst[slot]:.2e}")
