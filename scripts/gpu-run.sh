@@ -3,7 +3,7 @@
 # made by scripts/pack-bundle.sh, runs the GPU conformance suite and the
 # benchmark, and writes logs and CSV into the output folder.
 # Usage: scripts/gpu-run.sh [out-dir]   (default: $OUT, else ./gpu-out)
-# FA_GPU_STAGES picks stages (default: "specs sass pytest bench
+# FA_GPU_STAGES picks stages (default: "specs sass export pytest bench
 # conformance"), so that each call fits the device's 10-minute limit.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +15,7 @@ tar -xJf bundle/fa-bundle.tar.xz -C "$FA" || exit 1
 export LD_LIBRARY_PATH="$FA/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PYTHONUNBUFFERED=1
 status=0
-STAGES=" ${FA_GPU_STAGES:-specs sass pytest bench conformance} "
+STAGES=" ${FA_GPU_STAGES:-specs sass export pytest bench conformance} "
 stage() { [[ "$STAGES" == *" $1 "* ]]; }
 
 nvidia-smi > "$OUT_DIR/nvidia-smi.txt" 2>&1
@@ -43,6 +43,20 @@ stage sass && {
     echo "$kernel: $(cuobjdump -sass "/tmp/$kernel.cubin" | grep -c HMMA) HMMA"
   done
 } > "$OUT_DIR/sass.log" 2>&1
+
+# An fa-compile export (PTX, cubins, host object, C header and runtime)
+# built into a C program with this machine's C compiler and run: it checks
+# the causal f16 forward against float64 itself.
+stage export && {
+  rm -rf /tmp/fa-export && mkdir -p /tmp/fa-export
+  "$FA/bin/fa-compile" kernels_spec/causal.mlir --arch sm_90 --dtype f16 \
+    -o /tmp/fa-export/causal &&
+  ls /tmp/fa-export/causal &&
+  cc -std=c99 -O2 -I/tmp/fa-export/causal test/fa-compile/Inputs/export_main.c \
+    /tmp/fa-export/causal/fa_export_runtime.c /tmp/fa-export/causal/causal.o \
+    -ldl -lm -o /tmp/fa-export/main &&
+  /tmp/fa-export/main
+} > "$OUT_DIR/export.log" 2>&1 || { stage export && status=1; }
 
 # The Python package, built against this machine's Python and pybind11,
 # tested with torch (CPU and CUDA tensors) against PyTorch in float64.

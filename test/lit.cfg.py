@@ -30,3 +30,18 @@ for root in [os.environ.get(v) for v in ("CUDA_ROOT", "CUDA_HOME", "CUDA_PATH")]
     if root and os.path.exists(os.path.join(root, "nvvm", "libdevice", "libdevice.10.bc")):
         config.available_features.add("cuda-libdevice")
         break
+
+# A C compiler for the export test (fa-compile -o DIR, then a C program
+# against it), and whether a CUDA driver is loadable here (then that program
+# runs on the GPU instead of reporting that there is none).
+import ctypes
+import shutil
+cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+if cc:
+    config.available_features.add("c-compiler")
+    config.substitutions.append(("%cc", cc))
+try:
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass

@@ -113,6 +113,32 @@ bool compileToPtx(const std::string &specText, const std::string &bufferName,
                   const CompileOptions &options, const std::string &arch,
                   std::vector<PtxModule> &modules, std::string &error);
 
+/// An entry point of an exported spec: its C symbol (MLIR's C interface:
+/// one pointer to a strided descriptor per argument) and its arguments.
+struct ExportedEntry {
+  std::string kernel;
+  std::string entry; // "forward" or "backward"
+  std::string symbol;
+  std::vector<std::string> argNames;      // inputs, then outputs
+  std::vector<std::vector<int64_t>> argSizes; // -1: dynamic
+  std::vector<DType> argTypes;
+};
+
+/// A spec compiled for export: its kernels' PTX and a relocatable host
+/// object (generic x86-64/the host's triple, position independent) whose
+/// entry points launch them through the mgpu* runtime functions.
+struct ExportedSpec {
+  std::vector<PtxModule> modules;
+  std::string hostObject;
+  std::vector<ExportedEntry> entries;
+};
+
+/// Compiles a spec for `arch` into an ExportedSpec, without needing a GPU.
+bool compileForExport(const std::string &specText,
+                      const std::string &bufferName,
+                      const CompileOptions &options, const std::string &arch,
+                      ExportedSpec &exported, std::string &error);
+
 /// A spec compiled for one element type and target.
 class Program {
 public:

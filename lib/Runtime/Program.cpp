@@ -20,6 +20,11 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/SourceMgr.h"
@@ -258,6 +263,15 @@ static OwningOpRef<ModuleOp> loadSpec(MLIRContext *ctx,
   return spec;
 }
 
+/// The host's LLVM target, for the JIT and for exported host objects.
+static void initializeNativeTarget() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
 /// The lowering of a spec for the host CPU or for GPU `arch`.
 static void buildPipeline(PassManager &pm, bool gpu, const std::string &arch,
                           const CompileOptions &options) {
@@ -359,11 +373,7 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
   if (!cache.directory().empty())
     impl.cacheStatus += " " + cache.pathFor(key);
 
-  static std::once_flag nativeTargetOnce;
-  std::call_once(nativeTargetOnce, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
+  initializeNativeTarget();
   std::function<llvm::Error(llvm::Module *)> optimize =
       makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0,
                                 /*targetMachine=*/nullptr);
@@ -562,16 +572,43 @@ bool Program::run(const std::string &kernelName, Entry entry,
   return true;
 }
 
-bool compileToPtx(const std::string &specText, const std::string &bufferName,
-                  const CompileOptions &options, const std::string &arch,
-                  std::vector<PtxModule> &modules, std::string &error) {
-  MLIRContext context(registry(), MLIRContext::Threading::DISABLED);
-  initContext(context);
+/// Lowers a spec for GPU `arch` (PTX embedded in host code that launches
+/// it through the mgpu* runtime); `entries` (when given) receives the
+/// entry points, read before lowering.
+static OwningOpRef<ModuleOp>
+lowerForArch(MLIRContext &context, const std::string &specText,
+             const std::string &bufferName, const CompileOptions &options,
+             const std::string &arch, std::vector<ExportedEntry> *entries,
+             std::string &error) {
   DType dtype;
   OwningOpRef<ModuleOp> module = loadSpec(&context, specText, bufferName,
                                           options.dtype, dtype, error);
   if (!module)
-    return false;
+    return nullptr;
+  if (entries) {
+    for (KernelOp kernel : module->getOps<KernelOp>()) {
+      for (func::FuncOp fn : {kernel.getForward(), kernel.getBackward()}) {
+        if (!fn)
+          continue;
+        ExportedEntry entry;
+        entry.kernel = kernel.getSymName().str();
+        entry.entry = fn == kernel.getForward() ? "forward" : "backward";
+        entry.symbol = "_mlir_ciface_" + entry.kernel + "_" + entry.entry;
+        entry.argNames = argumentNames(KernelOp::getComputeOp(fn));
+        SmallVector<Type> types(fn.getArgumentTypes());
+        llvm::append_range(types, fn.getResultTypes());
+        for (Type t : types) {
+          auto shaped = cast<ShapedType>(t);
+          std::vector<int64_t> sizes;
+          for (int64_t size : shaped.getShape())
+            sizes.push_back(ShapedType::isDynamic(size) ? -1 : size);
+          entry.argSizes.push_back(std::move(sizes));
+          entry.argTypes.push_back(*fromMlirType(shaped.getElementType()));
+        }
+        entries->push_back(std::move(entry));
+      }
+    }
+  }
   std::string diagnostics;
   ScopedDiagnosticHandler capture(&context, [&](Diagnostic &diag) {
     diagnostics += diag.str() + "\n";
@@ -582,13 +619,83 @@ bool compileToPtx(const std::string &specText, const std::string &bufferName,
   if (failed(pm.run(*module))) {
     error = bufferName + ": error: lowering for " + arch + " failed: " +
             diagnostics;
-    return false;
+    return nullptr;
   }
-  module->walk([&](gpu::BinaryOp binary) {
+  return module;
+}
+
+static void collectPtx(ModuleOp module, std::vector<PtxModule> &modules) {
+  module.walk([&](gpu::BinaryOp binary) {
     for (Attribute object : binary.getObjects())
       modules.push_back({binary.getSymName().str(),
                          cast<gpu::ObjectAttr>(object).getObject().str()});
   });
+}
+
+bool compileToPtx(const std::string &specText, const std::string &bufferName,
+                  const CompileOptions &options, const std::string &arch,
+                  std::vector<PtxModule> &modules, std::string &error) {
+  MLIRContext context(registry(), MLIRContext::Threading::DISABLED);
+  initContext(context);
+  OwningOpRef<ModuleOp> module = lowerForArch(context, specText, bufferName,
+                                              options, arch, nullptr, error);
+  if (!module)
+    return false;
+  collectPtx(*module, modules);
+  return true;
+}
+
+bool compileForExport(const std::string &specText,
+                      const std::string &bufferName,
+                      const CompileOptions &options, const std::string &arch,
+                      ExportedSpec &exported, std::string &error) {
+  MLIRContext context(registry(), MLIRContext::Threading::DISABLED);
+  initContext(context);
+  OwningOpRef<ModuleOp> module =
+      lowerForArch(context, specText, bufferName, options, arch,
+                   &exported.entries, error);
+  if (!module)
+    return false;
+  collectPtx(*module, exported.modules);
+
+  initializeNativeTarget();
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> host =
+      translateModuleToLLVMIR(*module, llvmContext, bufferName);
+  if (!host) {
+    error = bufferName + ": error: translating the host code to LLVM IR "
+                         "failed";
+    return false;
+  }
+  // A generic CPU of the host's triple: the object may run elsewhere.
+  llvm::orc::JITTargetMachineBuilder builder{
+      llvm::Triple(llvm::sys::getProcessTriple())};
+  builder.setRelocationModel(llvm::Reloc::PIC_);
+  builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
+  auto machine = builder.createTargetMachine();
+  if (!machine) {
+    error = "error: no target machine for the host: " +
+            llvm::toString(machine.takeError());
+    return false;
+  }
+  ExecutionEngine::setupTargetTripleAndDataLayout(host.get(),
+                                                  machine->get());
+  if (llvm::Error e = makeOptimizingTransformer(2, 0, machine->get())(
+          host.get())) {
+    error = "error: optimizing the host code failed: " +
+            llvm::toString(std::move(e));
+    return false;
+  }
+  llvm::SmallVector<char, 0> object;
+  llvm::raw_svector_ostream os(object);
+  llvm::legacy::PassManager codegen;
+  if ((*machine)->addPassesToEmitFile(codegen, os, nullptr,
+                                      llvm::CodeGenFileType::ObjectFile)) {
+    error = "error: the host target cannot emit object files";
+    return false;
+  }
+  codegen.run(*host);
+  exported.hostObject.assign(object.begin(), object.end());
   return true;
 }
 

@@ -1,0 +1,270 @@
+/* fa_export_runtime.c - the runtime of kernels exported by fa-compile.
+ *
+ * The host object fa-compile writes beside this file launches its GPU
+ * kernels through the mgpu* functions below, implemented here on the CUDA
+ * Driver API alone. libcuda.so.1 is opened with dlopen at first use, so a
+ * program links without the CUDA toolkit and says clearly why when no GPU
+ * is there. Build: cc -c fa_export_runtime.c (link the program with -ldl).
+ */
+#include "fa_export.h"
+
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The few Driver API types and constants used (ABI-stable since CUDA 4). */
+typedef int CUresult;
+typedef int CUdevice;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef unsigned long long CUdeviceptr;
+enum {
+  FA_CU_SUCCESS = 0,
+  FA_CU_JIT_ERROR_LOG_BUFFER = 5,
+  FA_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+  FA_CU_LIMIT_STACK_SIZE = 0,
+  FA_CU_STREAM_NON_BLOCKING = 1,
+  FA_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+};
+
+static struct {
+  int tried, ok;
+  CUcontext context;
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxSetLimit)(int, size_t);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+  CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
+                                 void **);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, unsigned, CUstream,
+                             void **, void **);
+  CUresult (*cuStreamCreate)(CUstream *, unsigned);
+  CUresult (*cuStreamDestroy)(CUstream);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+} driver;
+
+static char lastError[4096];
+static int failed;
+
+/* Keeps the first failure until fa_export_status() reads it. */
+static void fail(const char *what, const char *detail) {
+  if (failed)
+    return;
+  failed = 1;
+  snprintf(lastError, sizeof lastError, "%s%s%s", what, detail ? ": " : "",
+           detail ? detail : "");
+}
+
+static int check(CUresult result, const char *call, const char *context) {
+  char detail[1024];
+  const char *text = NULL;
+  if (result == FA_CU_SUCCESS)
+    return 1;
+  if (driver.cuGetErrorString)
+    driver.cuGetErrorString(result, &text);
+  snprintf(detail, sizeof detail, "%s failed%s%s: %d (%s)", call,
+           context && *context ? " for " : "", context ? context : "",
+           result, text ? text : "unknown error");
+  fail(detail, NULL);
+  return 0;
+}
+
+#define FA_RESOLVE(handle, name, symbol)                                       \
+  do {                                                                         \
+    *(void **)(&driver.name) = dlsym(handle, symbol);                          \
+    if (!driver.name) {                                                        \
+      fail("the CUDA driver lacks " symbol, NULL);                             \
+      return 0;                                                                \
+    }                                                                          \
+  } while (0)
+
+/* Opens the driver and makes device 0's primary context current. */
+static int ensureDriver(void) {
+  void *handle;
+  CUdevice device;
+  if (driver.tried)
+    return driver.ok;
+  driver.tried = 1;
+  handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+  if (!handle) {
+    fail("cannot load the CUDA driver (libcuda.so.1)", dlerror());
+    return 0;
+  }
+  FA_RESOLVE(handle, cuInit, "cuInit");
+  FA_RESOLVE(handle, cuDeviceGet, "cuDeviceGet");
+  FA_RESOLVE(handle, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  FA_RESOLVE(handle, cuCtxSetCurrent, "cuCtxSetCurrent");
+  FA_RESOLVE(handle, cuCtxSetLimit, "cuCtxSetLimit");
+  FA_RESOLVE(handle, cuGetErrorString, "cuGetErrorString");
+  FA_RESOLVE(handle, cuModuleLoadDataEx, "cuModuleLoadDataEx");
+  FA_RESOLVE(handle, cuModuleUnload, "cuModuleUnload");
+  FA_RESOLVE(handle, cuModuleGetFunction, "cuModuleGetFunction");
+  FA_RESOLVE(handle, cuFuncSetAttribute, "cuFuncSetAttribute");
+  FA_RESOLVE(handle, cuLaunchKernel, "cuLaunchKernel");
+  FA_RESOLVE(handle, cuStreamCreate, "cuStreamCreate");
+  FA_RESOLVE(handle, cuStreamDestroy, "cuStreamDestroy_v2");
+  FA_RESOLVE(handle, cuStreamSynchronize, "cuStreamSynchronize");
+  FA_RESOLVE(handle, cuMemAlloc, "cuMemAlloc_v2");
+  FA_RESOLVE(handle, cuMemFree, "cuMemFree_v2");
+  FA_RESOLVE(handle, cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+  FA_RESOLVE(handle, cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+  if (!check(driver.cuInit(0), "cuInit", "") ||
+      !check(driver.cuDeviceGet(&device, 0), "cuDeviceGet", "device 0") ||
+      !check(driver.cuDevicePrimaryCtxRetain(&driver.context, device),
+             "cuDevicePrimaryCtxRetain", "device 0") ||
+      !check(driver.cuCtxSetCurrent(driver.context), "cuCtxSetCurrent", "") ||
+      /* the scalar fallback kernels keep tile scratch on the stack */
+      !check(driver.cuCtxSetLimit(FA_CU_LIMIT_STACK_SIZE, 8192),
+             "cuCtxSetLimit", "the stack size"))
+    return 0;
+  driver.ok = 1;
+  return 1;
+}
+
+/* The mgpu* functions the host object calls (MLIR's GPU-to-LLVM ABI). */
+
+void *mgpuModuleLoadJIT(void *ptx, int optLevel) {
+  char log[8192] = {0};
+  int options[] = {FA_CU_JIT_ERROR_LOG_BUFFER,
+                   FA_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {log, (void *)(uintptr_t)sizeof log};
+  CUmodule module = NULL;
+  (void)optLevel;
+  if (!ensureDriver())
+    return NULL;
+  if (!check(driver.cuModuleLoadDataEx(&module, ptx, 2, options, values),
+             "cuModuleLoadDataEx", log[0] ? log : "the exported PTX"))
+    return NULL;
+  return module;
+}
+
+void *mgpuModuleLoad(void *data, size_t size) {
+  (void)size;
+  return mgpuModuleLoadJIT(data, 4);
+}
+
+void mgpuModuleUnload(void *module) {
+  if (module && driver.ok)
+    driver.cuModuleUnload((CUmodule)module);
+}
+
+void *mgpuModuleGetFunction(void *module, const char *name) {
+  CUfunction function = NULL;
+  if (!module)
+    return NULL; /* the load said why */
+  check(driver.cuModuleGetFunction(&function, (CUmodule)module, name),
+        "cuModuleGetFunction", name);
+  return function;
+}
+
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t smem, void *stream,
+                      void **params, void **extra, size_t paramsCount) {
+  (void)paramsCount;
+  if (!function)
+    return;
+  if (smem > 48 * 1024 &&
+      !check(driver.cuFuncSetAttribute(
+                 (CUfunction)function,
+                 FA_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),
+             "cuFuncSetAttribute", "dynamic shared memory"))
+    return;
+  check(driver.cuLaunchKernel((CUfunction)function, (unsigned)gridX,
+                              (unsigned)gridY, (unsigned)gridZ,
+                              (unsigned)blockX, (unsigned)blockY,
+                              (unsigned)blockZ, (unsigned)smem,
+                              (CUstream)stream, params, extra),
+        "cuLaunchKernel", "");
+}
+
+void *mgpuStreamCreate(void) {
+  CUstream stream = NULL;
+  if (ensureDriver())
+    check(driver.cuStreamCreate(&stream, FA_CU_STREAM_NON_BLOCKING),
+          "cuStreamCreate", "");
+  return stream;
+}
+
+void mgpuStreamDestroy(void *stream) {
+  if (stream)
+    driver.cuStreamDestroy((CUstream)stream);
+}
+
+void mgpuStreamSynchronize(void *stream) {
+  if (stream)
+    check(driver.cuStreamSynchronize((CUstream)stream),
+          "cuStreamSynchronize", "the launched kernels");
+}
+
+void *mgpuMemAlloc(uint64_t bytes, void *stream, int hostShared) {
+  CUdeviceptr pointer = 0;
+  (void)stream;
+  (void)hostShared;
+  if (bytes == 0 || !ensureDriver())
+    return NULL;
+  check(driver.cuMemAlloc(&pointer, bytes), "cuMemAlloc", "a workspace");
+  return (void *)(uintptr_t)pointer;
+}
+
+void mgpuMemFree(void *pointer, void *stream) {
+  (void)stream;
+  if (pointer)
+    check(driver.cuMemFree((CUdeviceptr)(uintptr_t)pointer), "cuMemFree",
+          "a workspace");
+}
+
+/* The public helpers of fa_export.h. */
+
+int fa_export_status(void) {
+  int status = failed ? -1 : 0;
+  failed = 0;
+  return status;
+}
+
+const char *fa_export_last_error(void) { return lastError; }
+
+void *fa_export_device_alloc(size_t bytes) {
+  CUdeviceptr pointer = 0;
+  if (!ensureDriver() ||
+      !check(driver.cuMemAlloc(&pointer, bytes ? bytes : 1), "cuMemAlloc",
+             "fa_export_device_alloc"))
+    return NULL;
+  return (void *)(uintptr_t)pointer;
+}
+
+void fa_export_device_free(void *pointer) {
+  if (pointer && driver.ok)
+    driver.cuMemFree((CUdeviceptr)(uintptr_t)pointer);
+}
+
+int fa_export_copy_to_device(void *device, const void *host, size_t bytes) {
+  return ensureDriver() &&
+                 check(driver.cuMemcpyHtoD((CUdeviceptr)(uintptr_t)device,
+                                           host, bytes),
+                       "cuMemcpyHtoD", "fa_export_copy_to_device")
+             ? 0
+             : -1;
+}
+
+int fa_export_copy_to_host(void *host, const void *device, size_t bytes) {
+  return ensureDriver() &&
+                 check(driver.cuMemcpyDtoH(
+                           host, (CUdeviceptr)(uintptr_t)device, bytes),
+                       "cuMemcpyDtoH", "fa_export_copy_to_host")
+             ? 0
+             : -1;
+}
