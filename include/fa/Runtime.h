@@ -61,9 +61,19 @@ struct CompileOptions {
   /// Element type to specialise the spec to; the spec's own when unset.
   std::optional<DType> dtype;
   Target target = Target::Auto;
-  /// Tile sizes; 0 takes the target's default.
+  /// Tile sizes of the scalar tile loops; 0 takes the target's default.
   int64_t blockM = 0;
   int64_t blockN = 0;
+  /// The tensor-core kernels' config (GPU, f16/bf16): keys per shared-memory
+  /// tile and warps per forward block (4 or 8); 0 takes the default, or the
+  /// autotuner's choice.
+  int64_t mmaBlockN = 0;
+  int64_t mmaWarps = 0;
+  /// Whether run() times the candidate tensor-core configs on the first call
+  /// of each new shape class (head dim, and powers of two bounding Sq, Sk
+  /// and B*Hq) and keeps the fastest, in memory and in the kernel cache.
+  /// Off when a config is given, on the CPU, and with FA_AUTOTUNE=0.
+  bool autotune = true;
 };
 
 /// Whether fa can launch kernels here (a CUDA driver and a device). When

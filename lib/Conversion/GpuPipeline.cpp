@@ -60,6 +60,8 @@ void fa::buildGpuPipeline(OpPassManager &pm,
   FAGpuTensorCoreOptions tensorCore;
   if (options.tensorCoreBlockN > 0)
     tensorCore.blockN = options.tensorCoreBlockN;
+  if (options.tensorCoreWarps > 0)
+    tensorCore.forwardWarps = options.tensorCoreWarps;
   pm.addPass(createFAGpuTensorCore(tensorCore));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -313,10 +313,16 @@ extern "C" void faMgpuMemFree(void *pointer, void *stream) {
 
 } // namespace
 
-void setKernelTiming(bool enabled) {
+bool setKernelTiming(bool enabled) {
   KernelTiming &timing = kernelTiming();
   std::lock_guard<std::mutex> lock(timing.mutex);
-  timing.enabled = enabled;
+  return std::exchange(timing.enabled, enabled);
+}
+
+void synchronize(std::optional<std::uintptr_t> stream) {
+  if (stream)
+    check(driver().cuStreamSynchronize(reinterpret_cast<CUstream>(*stream)),
+          "cuStreamSynchronize", "the caller's stream");
 }
 
 double takeKernelTimeMs() {

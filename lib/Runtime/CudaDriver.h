@@ -51,8 +51,12 @@ private:
   bool active;
 };
 
+/// Waits for `stream` (a caller's CUstream; nothing when unset).
+void synchronize(std::optional<std::uintptr_t> stream);
+
 /// While on, every launch is bracketed by CUDA events on its stream.
-void setKernelTiming(bool enabled);
+/// Returns whether it was on.
+bool setKernelTiming(bool enabled);
 /// The kernel time in milliseconds since the last call (waits for the timed
 /// kernels to finish).
 double takeKernelTimeMs();

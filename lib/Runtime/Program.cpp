@@ -2,6 +2,7 @@
 
 #include "fa/Runtime.h"
 
+#include "Autotune.h"
 #include "CudaDriver.h"
 #include "KernelCache.h"
 
@@ -32,6 +33,9 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -142,6 +146,15 @@ struct Program::Impl {
   llvm::StringMap<void (*)(void **)> entryPoints;
   std::mutex mutex;
 
+  // Autotuning (GPU): what compiled this program, the hash prefix of its
+  // tuning entries, the tuned config per shape class, and the programs
+  // compiled with configs other than this one's.
+  std::string specText, bufferName;
+  CompileOptions options;
+  std::string tuningKey;
+  llvm::StringMap<TileConfig> tuned;
+  std::map<std::pair<int64_t, int64_t>, std::unique_ptr<Program>> configured;
+
   Impl() : context(registry(), MLIRContext::Threading::DISABLED) {
     initContext(context);
   }
@@ -154,6 +167,22 @@ struct Program::Impl {
     if (target == Target::GPU)
       (void)engine.release();
   }
+
+  /// The packed call of a validated entry.
+  bool invoke(const std::string &kernelName, const std::string &entryName,
+              const std::vector<Tensor> &args, std::string &error,
+              std::optional<std::uintptr_t> stream);
+
+  /// The config to run `args` with: the default unless autotuning applies,
+  /// then the one tuned for their shape class (tuned now if none is known).
+  /// Nullopt with `error` set when tuning failed.
+  std::optional<TileConfig> chooseConfig(const std::string &kernelName,
+                                         Entry entry,
+                                         const std::vector<Tensor> &args,
+                                         std::optional<std::uintptr_t> stream,
+                                         std::string &error);
+  /// This spec compiled with `config` (compiled at first use).
+  Program *withConfig(const TileConfig &config, std::string &error);
 
   /// Checks `args` against the entry by re-verifying its fa op with the
   /// run-time sizes, so launch errors read like compile-time ones.
@@ -285,6 +314,8 @@ static void buildPipeline(PassManager &pm, bool gpu, const std::string &arch,
   if (gpu) {
     GpuPipelineOptions gpuOptions;
     setTiles(gpuOptions);
+    gpuOptions.tensorCoreBlockN = options.mmaBlockN;
+    gpuOptions.tensorCoreWarps = options.mmaWarps;
     gpuOptions.chip = arch;
     buildGpuPipeline(pm, gpuOptions);
     return;
@@ -331,11 +362,23 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
       useGpu ? cuda::deviceArch() : llvm::sys::getHostCPUName().str();
   std::string driver = useGpu ? cuda::driverVersion() : "";
   std::string tiles = std::to_string(options.blockM) + "x" +
-                      std::to_string(options.blockN);
+                      std::to_string(options.blockN) + " mma " +
+                      std::to_string(options.mmaBlockN) + "x" +
+                      std::to_string(options.mmaWarps);
   std::string key = KernelCache::hashKey(
       {compilerId(), LLVM_VERSION_STRING, useGpu ? "gpu" : "cpu", arch,
        driver, tiles, specialised});
   KernelCache cache(KernelCache::defaultDirectory());
+  impl.specText = specText;
+  impl.bufferName = bufferName;
+  impl.options = options;
+  const char *autotuneEnv = std::getenv("FA_AUTOTUNE");
+  impl.options.autotune = options.autotune && useGpu && !options.mmaBlockN &&
+                          !options.mmaWarps &&
+                          !(autotuneEnv && std::string(autotuneEnv) == "0");
+  impl.tuningKey = KernelCache::hashKey(
+      {compilerId(), LLVM_VERSION_STRING, "tune", arch, driver, tiles,
+       specialised});
 
   OwningOpRef<ModuleOp> lowered;
   std::string payload;
@@ -522,7 +565,109 @@ bool Program::run(const std::string &kernelName, Entry entry,
   }
   if (!impl->validate(kernel, fn, entryName, args, error))
     return false;
+  std::optional<TileConfig> config =
+      impl->chooseConfig(kernelName, entry, args, stream, error);
+  if (!config)
+    return false;
+  if (!(*config == TileConfig())) {
+    Program *tuned = impl->withConfig(*config, error);
+    return tuned && tuned->run(kernelName, entry, args, error, stream);
+  }
+  return impl->invoke(kernelName, entryName, args, error, stream);
+}
 
+Program *Program::Impl::withConfig(const TileConfig &config,
+                                   std::string &error) {
+  std::unique_ptr<Program> &program =
+      configured[{config.blockN, config.warps}];
+  if (!program) {
+    CompileOptions tunedOptions = options;
+    tunedOptions.target = Target::GPU;
+    tunedOptions.mmaBlockN = config.blockN;
+    tunedOptions.mmaWarps = config.warps;
+    tunedOptions.autotune = false;
+    program = Program::compile(specText, bufferName, tunedOptions, error);
+  }
+  return program.get();
+}
+
+/// The smallest power of two >= n.
+static int64_t powerOfTwoAbove(int64_t n) {
+  int64_t p = 1;
+  while (p < n)
+    p *= 2;
+  return p;
+}
+
+std::optional<TileConfig>
+Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
+                            const std::vector<Tensor> &args,
+                            std::optional<std::uintptr_t> stream,
+                            std::string &error) {
+  const std::vector<int64_t> &q = args[0].sizes;
+  if (!options.autotune || q.size() != 4)
+    return TileConfig();
+  std::vector<TileConfig> candidates = tuningCandidates(dtype, q[3], entry);
+  if (candidates.empty())
+    return TileConfig();
+  std::string entryName = entry == Entry::Forward ? "forward" : "backward";
+  std::string shapeClass =
+      kernelName + " " + entryName + " D " + std::to_string(q[3]) +
+      " Sq<=" + std::to_string(powerOfTwoAbove(q[2])) +
+      " Sk<=" + std::to_string(powerOfTwoAbove(args[1].sizes[2])) +
+      " B*Hq<=" + std::to_string(powerOfTwoAbove(q[0] * q[1]));
+  auto known = tuned.find(shapeClass);
+  if (known != tuned.end())
+    return known->second;
+  KernelCache cache(KernelCache::defaultDirectory());
+  std::string key = KernelCache::hashKey({tuningKey, shapeClass});
+  if (std::optional<TileConfig> stored = loadTunedConfig(cache, key))
+    return tuned[shapeClass] = *stored;
+
+  // Time each candidate on these arguments (each run rewrites only the
+  // outputs) once the caller's stream has produced them.
+  cuda::synchronize(stream);
+  bool timing = cuda::setKernelTiming(true);
+  auto timeMs = [&](const TileConfig &config) -> double {
+    Program *program = config == TileConfig() ? nullptr
+                                              : withConfig(config, error);
+    if (!(config == TileConfig()) && !program)
+      return -1;
+    std::vector<double> times;
+    for (int i = 0; i < 6; ++i) {
+      bool ok = program ? program->run(kernelName, entry, args, error)
+                        : invoke(kernelName, entryName, args, error,
+                                 std::nullopt);
+      double ms = cuda::takeKernelTimeMs();
+      if (!ok)
+        return -1;
+      if (i > 0) // the first run warms up
+        times.push_back(ms);
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+  };
+  std::optional<TileConfig> best =
+      pickFastest(candidates, timeMs, [&](const std::string &line) {
+        llvm::errs() << "fa: autotuning " << shapeClass << ": " << line
+                     << "\n";
+      });
+  cuda::setKernelTiming(timing);
+  if (!best)
+    return std::nullopt; // `error` says why the candidates failed
+  error.clear();
+  std::string storeError;
+  if (!cache.directory().empty() &&
+      !storeTunedConfig(cache, key, *best, storeError))
+    llvm::errs() << "fa: autotuning " << shapeClass
+                 << ": could not store the choice: " << storeError << "\n";
+  return tuned[shapeClass] = *best;
+}
+
+bool Program::Impl::invoke(const std::string &kernelName,
+                           const std::string &entryName,
+                           const std::vector<Tensor> &args, std::string &error,
+                           std::optional<std::uintptr_t> stream) {
   // One strided memref descriptor per tensor:
   // {allocated, aligned, offset, sizes[rank], strides[rank]}.
   std::vector<std::vector<int64_t>> descriptors;
@@ -544,12 +689,12 @@ bool Program::run(const std::string &kernelName, Entry entry,
     packed.push_back(&p);
   std::string symbol = "_mlir_ciface_" + kernelName + "_" + entryName;
   // What ExecutionEngine::invokePacked does, with the lookup done once.
-  auto &entryPoint = impl->entryPoints[symbol];
+  auto &entryPoint = entryPoints[symbol];
   if (!entryPoint) {
-    impl->engine->initialize();
-    auto found = impl->engine->lookupPacked(symbol);
+    engine->initialize();
+    auto found = engine->lookupPacked(symbol);
     if (!found) {
-      impl->entryPoints.erase(symbol);
+      entryPoints.erase(symbol);
       error = "could not run " + symbol + ": " +
               llvm::toString(found.takeError());
       return false;
@@ -557,12 +702,11 @@ bool Program::run(const std::string &kernelName, Entry entry,
     entryPoint = *found;
   }
   {
-    cuda::ScopedCallerStream onStream(impl->target == Target::GPU
-                                          ? stream
-                                          : std::nullopt);
+    cuda::ScopedCallerStream onStream(target == Target::GPU ? stream
+                                                            : std::nullopt);
     entryPoint(packed.data());
   }
-  if (impl->target == Target::GPU) {
+  if (target == Target::GPU) {
     std::string launch = cuda::takeLaunchError();
     if (!launch.empty()) {
       error = "kernel '" + kernelName + "' " + entryName + ": " + launch;

@@ -43,10 +43,10 @@ using namespace fa;
 
 namespace {
 
-/// Query rows per forward/dQ block and keys per dK/dV block: 4 warps of 16.
+/// Query rows per dQ block and keys per dK/dV block: 4 warps of 16. The
+/// forward's warps (16 query rows each) are the pass's forward-warps.
 constexpr int64_t kBlockM = 64;
 constexpr int64_t kWarps = 4;
-constexpr int64_t kThreads = 32 * kWarps;
 /// Static shared memory a block may use without opting in.
 constexpr int64_t kStaticSharedBytes = 48 * 1024;
 /// Head dims with a tensor-core kernel. The shared-memory swizzle needs at
@@ -67,9 +67,9 @@ struct GradArgs {
 class KernelEmitter : public TileBuilder {
 public:
   KernelEmitter(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
-                int64_t blockN)
+                int64_t blockN, int64_t warps = kWarps)
       : TileBuilder(b, b.getF32Type(), blockN), element(element),
-        headDim(headDim) {}
+        headDim(headDim), warps(warps) {}
 
   /// Whether `memref` may take the fast path: unit stride on D, the other
   /// strides multiples of 8 elements and a 16-byte aligned start (cp.async
@@ -119,7 +119,7 @@ public:
     for (Value *m : {&args.q, &args.k, &args.v, &args.o})
       *m = withUnitStride(*m);
     Dims dims = attentionDims(args.q, args.k);
-    Value tiles = ceilDiv(dims.sq, kBlockM);
+    Value tiles = ceilDiv(dims.sq, 16 * warps);
     launch({tiles, dims.hq, dims.batch}, {blockN, blockN}, kernelName,
            [&](gpu::LaunchOp launch) {
              emitBody(variant, args, dims, tiles, launch);
@@ -155,6 +155,8 @@ public:
 private:
   Type element;
   int64_t headDim;
+  /// Warps per block; each owns 16 rows (or keys).
+  int64_t warps;
   /// The forward's shared K and V tiles.
   Value keys, values;
   // Per-thread values, set up at the top of the kernel.
@@ -167,7 +169,7 @@ private:
   /// tiles together stay within the 48 KiB of static shared memory.
   int64_t gradQueryRows() const { return headDim > 64 ? 32 : 64; }
 
-  /// A gpu.launch of 4 warps per block over `grid` with one shared tile of
+  /// A gpu.launch of `warps` warps per block over `grid` with one shared tile of
   /// rows x headDim elements per entry of `tileRows`, named `kernelName`;
   /// `body` fills it with the per-thread values set up.
   void launch(ArrayRef<Value> grid, ArrayRef<int64_t> tileRows,
@@ -182,7 +184,7 @@ private:
     Value one = idx(1);
     auto name = FlatSymbolRefAttr::get(b.getContext(), kernelName);
     auto launch = gpu::LaunchOp::create(
-        b, grid[0], grid[1], grid[2], idx(kThreads), one, one,
+        b, grid[0], grid[1], grid[2], idx(32 * warps), one, one,
         /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
         /*asyncDependencies=*/{}, tiles, /*privateAttributions=*/{},
         /*clusterSizeX=*/nullptr, /*clusterSizeY=*/nullptr,
@@ -428,7 +430,7 @@ private:
                 Value head) {
     int64_t rows = cast<MemRefType>(tile.getType()).getDimSize(0);
     int64_t chunksPerRow = headDim / 8;
-    int64_t rowsPerPass = kThreads / chunksPerRow;
+    int64_t rowsPerPass = 32 * warps / chunksPerRow;
     Value chunk = remi(tid, chunksPerRow);
     Value firstRow = divi(tid, chunksPerRow);
     Value lastRow = sub(limit, idx(1));
@@ -491,8 +493,8 @@ private:
       tile = sub(sub(tiles, idx(1)), block.x);
     Value head = block.y;
     kvHead = arith::DivUIOp::create(b, head, dims.group);
-    Value m0 = mul(tile, idx(kBlockM));
-    Value rows = min(idx(kBlockM), sub(dims.sq, m0));
+    Value m0 = mul(tile, idx(16 * warps));
+    Value rows = min(idx(16 * warps), sub(dims.sq, m0));
     std::array<Value, 2> rowOf = laneRows(add(m0, mul(warp, idx(16))));
     Value scaleLog2 = toBase2(scoreScale(variant, idx(headDim)));
 
@@ -758,6 +760,10 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
              << "fa-gpu-tensor-core: block-n must be a positive multiple of "
                 "16, got "
              << static_cast<int64_t>(blockN);
+    if (forwardWarps != 4 && forwardWarps != 8)
+      return emitError(UnknownLoc::get(context))
+             << "fa-gpu-tensor-core: forward-warps must be 4 or 8, got "
+             << static_cast<int64_t>(forwardWarps);
     return success();
   }
 
@@ -789,7 +795,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// the kernel's tile phases use.
   void dispatch(Operation *first, Operation *last, Value layoutOk, Value d,
                 Type element, StringRef prefix, int64_t emitterBlockN,
-                EmitKernel emit) {
+                EmitKernel emit, int64_t warps = kWarps) {
     ImplicitLocOpBuilder b(first->getLoc(), first);
     Block *block = first->getBlock();
     Block *fallback = nullptr;
@@ -805,7 +811,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(ifOp.thenBlock());
-        KernelEmitter emitter(b, element, headDim, emitterBlockN);
+        KernelEmitter emitter(b, element, headDim, emitterBlockN, warps);
         emit(emitter, (prefix + "_d" + Twine(headDim)).str());
       }
       fallback = ifOp.elseBlock();
@@ -843,7 +849,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
              (fn.getSymName() + "_mma").str(), blockN,
              [&](KernelEmitter &emitter, StringRef name) {
                emitter.emitForward(variant, args, name);
-             });
+             },
+             forwardWarps);
   }
 
   /// fa-tile's dK/dV and dQ loops each become the fallback of kernels; the

@@ -46,13 +46,16 @@ std::unique_ptr<fa::Program> compile(const std::string &text,
                                      const std::string &name,
                                      std::optional<std::string> dtype,
                                      const std::string &target,
-                                     int64_t blockM, int64_t blockN) {
+                                     int64_t blockM, int64_t blockN,
+                                     int64_t mmaBlockN, int64_t mmaWarps) {
   fa::CompileOptions options;
   if (dtype)
     options.dtype = dtypeFromName(*dtype);
   options.target = targetFromName(target);
   options.blockM = blockM;
   options.blockN = blockN;
+  options.mmaBlockN = mmaBlockN;
+  options.mmaWarps = mmaWarps;
   std::string error;
   std::unique_ptr<fa::Program> program;
   {
@@ -114,7 +117,8 @@ PYBIND11_MODULE(_fa, m) {
   py::class_<fa::Program>(m, "Program")
       .def_static("compile", &compile, py::arg("text"), py::arg("name"),
                   py::arg("dtype") = py::none(), py::arg("target") = "auto",
-                  py::arg("block_m") = 0, py::arg("block_n") = 0)
+                  py::arg("block_m") = 0, py::arg("block_n") = 0,
+                  py::arg("mma_block_n") = 0, py::arg("mma_warps") = 0)
       .def("run", &run, py::arg("kernel"), py::arg("entry"),
            py::arg("tensors"), py::arg("stream") = py::none())
       .def_property_readonly("kernels",

@@ -143,6 +143,40 @@ def test_runs_in_order_on_the_callers_stream():
     assert rel(got[1], qr.grad) < TOL[torch.bfloat16]
 
 
+_TUNE_SCRIPT = """
+import torch, fa
+q, k, v = (torch.randn(1, 8, 1000, 64, device="cuda", dtype=torch.bfloat16)
+           for _ in range(3))
+o = fa.attention(q, k, v, causal=True)
+torch.cuda.synchronize()
+print("ok", bool(torch.isfinite(o).all()))
+"""
+
+
+@pytest.mark.skipif("cuda" not in DEVICES, reason="needs a GPU")
+def test_two_processes_autotuning_one_shape_leave_a_valid_cache(tmp_path):
+    """Both tune at once (each times every candidate and stores its pick);
+    a third process then finds the choice in the cache and tunes nothing."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, FA_CACHE_DIR=str(tmp_path), FA_AUTOTUNE="1")
+    run = [sys.executable, "-c", _TUNE_SCRIPT]
+    procs = [subprocess.Popen(run, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    for p in procs:
+        out, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err
+        assert "ok True" in out
+        assert "fa: autotuning" in err  # progress, one line per candidate
+    third = subprocess.run(run, env=env, capture_output=True, text=True,
+                           timeout=600)
+    assert third.returncode == 0, third.stderr
+    assert "ok True" in third.stdout
+    assert "fa: autotuning" not in third.stderr
+
+
 def test_lse_gradient_is_refused_not_wrong():
     q = torch.randn(1, 2, 8, 16, requires_grad=True)
     o, lse = fa.attention(q, q, q, return_lse=True)

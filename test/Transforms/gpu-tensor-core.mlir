@@ -2,7 +2,19 @@
 // RUN: fa-opt %s --fa-specialize-element-type=element-type=f32 --fa-tile --fa-gpu-tensor-core | FileCheck %s --check-prefix=F32
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core=block-n=24 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: fa-opt %s --fa-tile --fa-gpu-tensor-core=block-n=128 | FileCheck %s --check-prefix=WIDE
+// RUN: fa-opt %s --fa-tile --fa-gpu-tensor-core=forward-warps=8 | FileCheck %s --check-prefix=WARPS8
+// RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core=forward-warps=6 2>&1 | FileCheck %s --check-prefix=BADWARPS
 // BAD: error: fa-gpu-tensor-core: block-n must be a positive multiple of 16, got 24
+// BADWARPS: error: fa-gpu-tensor-core: forward-warps must be 4 or 8, got 6
+
+// 8 forward warps: 256 threads over query tiles of 128 rows; the backward
+// kernels keep 4 warps.
+// WARPS8-LABEL: func.func @gqa_forward(
+// WARPS8: %[[THREADS:.*]] = arith.constant 256 : index
+// WARPS8: gpu.launch blocks({{.*}}) threads({{.*}}) in ({{.*}} = %[[THREADS]], {{.*}}) module(@gqa_forward_mma_d64)
+// WARPS8-LABEL: func.func @gqa_backward(
+// WARPS8: %[[BTHREADS:.*]] = arith.constant 128 : index
+// WARPS8: gpu.launch blocks({{.*}}) threads({{.*}}) in ({{.*}} = %[[BTHREADS]], {{.*}}) module(@gqa_backward_mma_dk_dv_d64)
 
 // block-n = 128: K and V tiles of 128 x 128 bf16 would need 64 KiB of
 // shared memory, so D = 128 forwards and dQ keep the scalar loops; dK/dV

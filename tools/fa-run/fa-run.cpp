@@ -66,6 +66,16 @@ static cl::opt<int64_t>
 static cl::opt<int64_t>
     blockN(cl::cat(faRunCategory), "block-n", cl::desc("keys per tile (default: the target's)"),
            cl::init(0));
+static cl::opt<int64_t> mmaBlockN(
+    cl::cat(faRunCategory), "mma-block-n",
+    cl::desc("keys per shared-memory tile of the tensor-core kernels, 64 or "
+             "128 (default: autotuned, or 64 with FA_AUTOTUNE=0)"),
+    cl::init(0));
+static cl::opt<int64_t> mmaWarps(
+    cl::cat(faRunCategory), "mma-warps",
+    cl::desc("warps per tensor-core forward block, 4 or 8 (default: "
+             "autotuned, or 4 with FA_AUTOTUNE=0)"),
+    cl::init(0));
 
 namespace {
 
@@ -489,6 +499,13 @@ int main(int argc, char **argv) {
         "default)");
   options.blockM = blockM;
   options.blockN = blockN;
+  if (mmaBlockN != 0 && (mmaBlockN < 16 || mmaBlockN % 16 != 0))
+    die("--mma-block-n must be a positive multiple of 16, got " +
+        std::to_string(mmaBlockN));
+  if (mmaWarps != 0 && mmaWarps != 4 && mmaWarps != 8)
+    die("--mma-warps must be 4 or 8, got " + std::to_string(mmaWarps));
+  options.mmaBlockN = mmaBlockN;
+  options.mmaWarps = mmaWarps;
 
   auto file = MemoryBuffer::getFile(specPath);
   if (!file)

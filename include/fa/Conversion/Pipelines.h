@@ -30,6 +30,11 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("keys per shared-memory tile of the tensor-core "
                      "kernels (0: the pass default)"),
       llvm::cl::init(0)};
+  Option<int64_t> tensorCoreWarps{
+      *this, "tensor-core-warps",
+      llvm::cl::desc("warps per forward block of the tensor-core kernels, 4 "
+                     "or 8 (0: the pass default)"),
+      llvm::cl::init(0)};
   Option<std::string> chip{*this, "chip", llvm::cl::desc("GPU arch, sm_XX"),
                            llvm::cl::init("sm_90")};
   Option<std::string> features{*this, "features",

@@ -63,8 +63,8 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     16-byte aligned, a warp-level kernel (`<entry>_mma_*_d<D>`) runs
     instead; any other shape keeps the scalar loops.
 
-    Forward (FlashAttention-2): one block of 4 warps per (query tile of 64
-    rows, query head, batch), causal blocks in decreasing order of work;
+    Forward (FlashAttention-2): one block of `forward-warps` warps per
+    (query tile of 16 rows per warp, query head, batch), causal blocks in decreasing order of work;
     each warp owns 16 query rows with Q in registers; K and V tiles of
     `block-n` keys are staged in shared memory by cp.async (zero filled past
     Sk; the V copy overlaps Q K^T, the next K copy overlaps P V) with an XOR
@@ -87,7 +87,9 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"blockN", "block-n", "int64_t", "64",
-           "keys per shared-memory tile (a multiple of 16)">
+           "keys per shared-memory tile (a multiple of 16)">,
+    Option<"forwardWarps", "forward-warps", "int64_t", "4",
+           "warps per forward block, 16 query rows each (4 or 8)">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
     "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",
