@@ -123,7 +123,10 @@ def bench_fa(fa_run, cfg, backward, autotune=True):
         raise RuntimeError(proc.stderr.strip()[-300:])
     fwd = float(re.search(r" fwd=([\d.]+)ms", proc.stdout).group(1))
     bwd = re.search(r" bwd=([\d.]+)ms", proc.stdout)
-    return fwd, float(bwd.group(1)) if bwd else None
+    # The autotuner's picks ("<entry> ...: chose block-n N, warps W").
+    chosen = "; ".join(f"{m.group(1)}: {m.group(2)}" for m in re.finditer(
+        r"fa: autotuning \S+ (\w+) .*: chose (.*)", proc.stderr))
+    return fwd, float(bwd.group(1)) if bwd else None, chosen
 
 
 def dense_configs(head_dims, seqs):
@@ -223,7 +226,8 @@ def main():
             row = dict(impl=name, variant=cfg["variant"], gpu=gpu,
                        dtype="bf16", d=cfg["d"], b=cfg["b"], hq=cfg["hq"],
                        hkv=cfg["hkv"], s=cfg["s"], fwd_ms="", bwd_ms="",
-                       fwd_tflops="", bwd_tflops="", status="ok")
+                       fwd_tflops="", bwd_tflops="", status="ok",
+                       fa_config="")
             try:
                 if isinstance(run, bool):
                     predicted_fwd = 12 * flops / (args.fa_fwd_tflops_guess
@@ -234,7 +238,10 @@ def main():
                     if predicted_fwd > args.fa_budget:
                         raise RuntimeError(
                             f"skipped (predicted {predicted_fwd:.0f} s)")
-                    fwd, bwd = bench_fa(args.fa_run, cfg, backward, run)
+                    fwd, bwd, row["fa_config"] = bench_fa(
+                        args.fa_run, cfg, backward, run)
+                    if not run:
+                        row["fa_config"] = "default: block-n 64, warps 4"
                     if not backward:
                         row["status"] = (f"backward skipped (predicted "
                                          f"{predicted_bwd:.0f} s)")
@@ -253,7 +260,7 @@ def main():
             print(f"{name:14s} {cfg['variant']:20s} D={cfg['d']:3d} "
                   f"S={cfg['s']:5d} fwd {row['fwd_tflops'] or '-':>6} "
                   f"bwd {row['bwd_tflops'] or '-':>6} TFLOP/s  "
-                  f"{row['status']}", flush=True)
+                  f"{row['status']} {row['fa_config']}", flush=True)
             torch.cuda.empty_cache()
     out.close()
     return 0

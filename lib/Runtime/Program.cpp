@@ -656,6 +656,8 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
   if (!best)
     return std::nullopt; // `error` says why the candidates failed
   error.clear();
+  llvm::errs() << "fa: autotuning " << shapeClass << ": chose "
+               << best->str() << "\n";
   std::string storeError;
   if (!cache.directory().empty() &&
       !storeTunedConfig(cache, key, *best, storeError))
