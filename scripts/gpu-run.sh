@@ -56,7 +56,7 @@ stage sass && {
 # An fa-compile export (PTX, cubins, host object, C header and runtime)
 # built into a C program with this machine's C compiler and run: it checks
 # the causal f16 forward against float64 itself.
-stage export && {
+if stage export; then {
   rm -rf /tmp/fa-export && mkdir -p /tmp/fa-export
   "$FA/bin/fa-compile" kernels_spec/causal.mlir --arch sm_90 --dtype f16 \
     -o /tmp/fa-export/causal &&
@@ -65,7 +65,7 @@ stage export && {
     /tmp/fa-export/causal/fa_export_runtime.c /tmp/fa-export/causal/causal.o \
     -ldl -lm -o /tmp/fa-export/main &&
   /tmp/fa-export/main
-} > "$OUT_DIR/export.log" 2>&1 || { stage export && status=1; }
+} > "$OUT_DIR/export.log" 2>&1 || status=1; fi
 
 # The Python package, built against this machine's Python and pybind11,
 # tested with torch (CPU and CUDA tensors) against PyTorch in float64.

@@ -130,6 +130,7 @@ struct ExportedEntry {
   std::string entry; // "forward" or "backward"
   std::string symbol;
   std::vector<std::string> argNames;      // inputs, then outputs
+  std::size_t numInputs = 0;
   std::vector<std::vector<int64_t>> argSizes; // -1: dynamic
   std::vector<DType> argTypes;
 };

@@ -2,6 +2,8 @@
 
 #include "Autotune.h"
 
+#include "fa/Transforms/TensorCoreLimits.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cstdio>
@@ -19,12 +21,11 @@ std::string TileConfig::str() const {
 std::vector<TileConfig> tuningCandidates(DType dtype, int64_t headDim,
                                          Entry entry) {
   if ((dtype != DType::F16 && dtype != DType::BF16) ||
-      (headDim != 64 && headDim != 128))
+      !tensor_core::hasKernel(headDim))
     return {};
-  constexpr int64_t kStaticSharedBytes = 48 * 1024;
   std::vector<TileConfig> candidates;
   for (int64_t blockN : {64, 128}) {
-    if (2 * blockN * headDim * 2 > kStaticSharedBytes)
+    if (!tensor_core::tilesFit(blockN, headDim, dtypeSize(dtype)))
       continue;
     for (int64_t warps : {4, 8}) {
       if (entry == Entry::Backward && warps != 4)

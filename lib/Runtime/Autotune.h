@@ -29,6 +29,7 @@ struct TileConfig {
   bool operator==(const TileConfig &other) const {
     return blockN == other.blockN && warps == other.warps;
   }
+  bool operator!=(const TileConfig &other) const { return !(*this == other); }
   /// "block-n 64, warps 4".
   std::string str() const;
 };
@@ -36,8 +37,8 @@ struct TileConfig {
 /// The configs worth timing for an entry of `dtype` with head dim
 /// `headDim` (the default first); empty when only the default applies
 /// (f32/f64, head dims without tensor-core kernels). Warps only change the
-/// forward; block-n values whose two K/V tiles overflow the 48 KiB of static
-/// shared memory are left out (fa-gpu-tensor-core skips them).
+/// forward; block-n values whose K/V tiles do not fit static shared memory
+/// are left out (tensor_core::tilesFit: fa-gpu-tensor-core skips them).
 std::vector<TileConfig> tuningCandidates(DType dtype, int64_t headDim,
                                          Entry entry);
 

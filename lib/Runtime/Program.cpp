@@ -28,6 +28,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/TargetSelect.h"
@@ -38,6 +39,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <tuple>
 
 using namespace mlir;
 
@@ -152,7 +154,10 @@ struct Program::Impl {
   std::string specText, bufferName;
   CompileOptions options;
   std::string tuningKey;
-  llvm::StringMap<TileConfig> tuned;
+  /// (kernel, entry, D, Sq, Sk, B*Hq bounds) -> its config.
+  using ShapeClass =
+      std::tuple<std::string, Entry, int64_t, uint64_t, uint64_t, uint64_t>;
+  std::map<ShapeClass, TileConfig> tuned;
   std::map<std::pair<int64_t, int64_t>, std::unique_ptr<Program>> configured;
 
   Impl() : context(registry(), MLIRContext::Threading::DISABLED) {
@@ -222,6 +227,14 @@ static std::vector<std::string> argumentNames(Operation *compute) {
   return names;
 }
 
+/// A tensor type's sizes, -1 where dynamic.
+static std::vector<int64_t> sizesOf(Type type) {
+  std::vector<int64_t> sizes;
+  for (int64_t s : cast<ShapedType>(type).getShape())
+    sizes.push_back(ShapedType::isDynamic(s) ? -1 : s);
+  return sizes;
+}
+
 static KernelInfo describe(KernelOp kernel) {
   KernelInfo info;
   info.name = kernel.getSymName().str();
@@ -241,12 +254,8 @@ static KernelInfo describe(KernelOp kernel) {
   std::vector<std::string> names = argumentNames(compute);
   info.argNames.assign(names.begin(),
                        names.begin() + compute->getNumOperands());
-  for (Type t : forward.getArgumentTypes()) {
-    std::vector<int64_t> sizes;
-    for (int64_t s : cast<RankedTensorType>(t).getShape())
-      sizes.push_back(ShapedType::isDynamic(s) ? -1 : s);
-    info.argSizes.push_back(std::move(sizes));
-  }
+  for (Type t : forward.getArgumentTypes())
+    info.argSizes.push_back(sizesOf(t));
   return info;
 }
 
@@ -569,9 +578,10 @@ bool Program::run(const std::string &kernelName, Entry entry,
       impl->chooseConfig(kernelName, entry, args, stream, error);
   if (!config)
     return false;
-  if (!(*config == TileConfig())) {
-    Program *tuned = impl->withConfig(*config, error);
-    return tuned && tuned->run(kernelName, entry, args, error, stream);
+  if (*config != TileConfig()) {
+    Program *configured = impl->withConfig(*config, error);
+    return configured &&
+           configured->run(kernelName, entry, args, error, stream);
   }
   return impl->invoke(kernelName, entryName, args, error, stream);
 }
@@ -591,14 +601,6 @@ Program *Program::Impl::withConfig(const TileConfig &config,
   return program.get();
 }
 
-/// The smallest power of two >= n.
-static int64_t powerOfTwoAbove(int64_t n) {
-  int64_t p = 1;
-  while (p < n)
-    p *= 2;
-  return p;
-}
-
 std::optional<TileConfig>
 Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
                             const std::vector<Tensor> &args,
@@ -607,31 +609,41 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
   const std::vector<int64_t> &q = args[0].sizes;
   if (!options.autotune || q.size() != 4)
     return TileConfig();
-  std::vector<TileConfig> candidates = tuningCandidates(dtype, q[3], entry);
-  if (candidates.empty())
-    return TileConfig();
-  std::string entryName = entry == Entry::Forward ? "forward" : "backward";
-  std::string shapeClass =
-      kernelName + " " + entryName + " D " + std::to_string(q[3]) +
-      " Sq<=" + std::to_string(powerOfTwoAbove(q[2])) +
-      " Sk<=" + std::to_string(powerOfTwoAbove(args[1].sizes[2])) +
-      " B*Hq<=" + std::to_string(powerOfTwoAbove(q[0] * q[1]));
-  auto known = tuned.find(shapeClass);
+  // Shape class: the head dim and powers of two bounding Sq, Sk and B*Hq.
+  ShapeClass shape{kernelName,
+                   entry,
+                   q[3],
+                   llvm::PowerOf2Ceil(q[2]),
+                   llvm::PowerOf2Ceil(args[1].sizes[2]),
+                   llvm::PowerOf2Ceil(q[0] * q[1])};
+  auto known = tuned.find(shape);
   if (known != tuned.end())
     return known->second;
+  std::vector<TileConfig> candidates = tuningCandidates(dtype, q[3], entry);
+  if (candidates.empty())
+    return tuned[shape] = TileConfig();
+
+  std::string entryName = entry == Entry::Forward ? "forward" : "backward";
+  std::string shapeName =
+      kernelName + " " + entryName + " D " + std::to_string(q[3]) +
+      " Sq<=" + std::to_string(std::get<3>(shape)) +
+      " Sk<=" + std::to_string(std::get<4>(shape)) +
+      " B*Hq<=" + std::to_string(std::get<5>(shape));
   KernelCache cache(KernelCache::defaultDirectory());
-  std::string key = KernelCache::hashKey({tuningKey, shapeClass});
+  std::string key = KernelCache::hashKey({tuningKey, shapeName});
   if (std::optional<TileConfig> stored = loadTunedConfig(cache, key))
-    return tuned[shapeClass] = *stored;
+    return tuned[shape] = *stored;
+  auto log = [&](const std::string &line) {
+    llvm::errs() << "fa: autotuning " << shapeName << ": " << line << "\n";
+  };
 
   // Time each candidate on these arguments (each run rewrites only the
   // outputs) once the caller's stream has produced them.
   cuda::synchronize(stream);
   bool timing = cuda::setKernelTiming(true);
   auto timeMs = [&](const TileConfig &config) -> double {
-    Program *program = config == TileConfig() ? nullptr
-                                              : withConfig(config, error);
-    if (!(config == TileConfig()) && !program)
+    Program *program = nullptr;
+    if (config != TileConfig() && !(program = withConfig(config, error)))
       return -1;
     std::vector<double> times;
     for (int i = 0; i < 6; ++i) {
@@ -647,23 +659,17 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
     std::sort(times.begin(), times.end());
     return times[times.size() / 2];
   };
-  std::optional<TileConfig> best =
-      pickFastest(candidates, timeMs, [&](const std::string &line) {
-        llvm::errs() << "fa: autotuning " << shapeClass << ": " << line
-                     << "\n";
-      });
+  std::optional<TileConfig> best = pickFastest(candidates, timeMs, log);
   cuda::setKernelTiming(timing);
   if (!best)
     return std::nullopt; // `error` says why the candidates failed
   error.clear();
-  llvm::errs() << "fa: autotuning " << shapeClass << ": chose "
-               << best->str() << "\n";
+  log("chose " + best->str());
   std::string storeError;
   if (!cache.directory().empty() &&
       !storeTunedConfig(cache, key, *best, storeError))
-    llvm::errs() << "fa: autotuning " << shapeClass
-                 << ": could not store the choice: " << storeError << "\n";
-  return tuned[shapeClass] = *best;
+    log("could not store the choice: " + storeError);
+  return tuned[shape] = *best;
 }
 
 bool Program::Impl::invoke(const std::string &kernelName,
@@ -740,16 +746,15 @@ lowerForArch(MLIRContext &context, const std::string &specText,
         entry.kernel = kernel.getSymName().str();
         entry.entry = fn == kernel.getForward() ? "forward" : "backward";
         entry.symbol = "_mlir_ciface_" + entry.kernel + "_" + entry.entry;
-        entry.argNames = argumentNames(KernelOp::getComputeOp(fn));
+        Operation *compute = KernelOp::getComputeOp(fn);
+        entry.argNames = argumentNames(compute);
+        entry.numInputs = compute->getNumOperands();
         SmallVector<Type> types(fn.getArgumentTypes());
         llvm::append_range(types, fn.getResultTypes());
         for (Type t : types) {
-          auto shaped = cast<ShapedType>(t);
-          std::vector<int64_t> sizes;
-          for (int64_t size : shaped.getShape())
-            sizes.push_back(ShapedType::isDynamic(size) ? -1 : size);
-          entry.argSizes.push_back(std::move(sizes));
-          entry.argTypes.push_back(*fromMlirType(shaped.getElementType()));
+          entry.argSizes.push_back(sizesOf(t));
+          entry.argTypes.push_back(
+              *fromMlirType(cast<ShapedType>(t).getElementType()));
         }
         entries->push_back(std::move(entry));
       }

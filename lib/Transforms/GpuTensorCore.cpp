@@ -22,6 +22,7 @@
 
 #include "fa/Dialect/FA/FAOps.h"
 #include "fa/Transforms/Passes.h"
+#include "fa/Transforms/TensorCoreLimits.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -47,12 +48,6 @@ namespace {
 /// forward's warps (16 query rows each) are the pass's forward-warps.
 constexpr int64_t kBlockM = 64;
 constexpr int64_t kWarps = 4;
-/// Static shared memory a block may use without opting in.
-constexpr int64_t kStaticSharedBytes = 48 * 1024;
-/// Head dims with a tensor-core kernel. The shared-memory swizzle needs at
-/// least 8 chunks of 8 elements per row; the registers of 16 rows x D
-/// accumulators per warp bound it above.
-constexpr int64_t kHeadDims[] = {64, 128};
 
 /// Operands of a forward entry: q, k, v[, sinks], o, lse.
 struct ForwardArgs {
@@ -800,8 +795,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     Block *block = first->getBlock();
     Block *fallback = nullptr;
     int64_t bytes = element.getIntOrFloatBitWidth() / 8;
-    for (int64_t headDim : kHeadDims) {
-      if (2 * emitterBlockN * headDim * bytes > kStaticSharedBytes)
+    for (int64_t headDim : tensor_core::kHeadDims) {
+      if (!tensor_core::tilesFit(emitterBlockN, headDim, bytes))
         continue;
       Value here = arith::AndIOp::create(
           b, layoutOk,

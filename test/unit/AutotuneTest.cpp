@@ -1,6 +1,7 @@
 //===- AutotuneTest.cpp - Tile-config candidates and tuning entries -------===//
 
 #include "../../lib/Runtime/Autotune.h"
+#include "TempDirectoryTest.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -17,16 +18,7 @@ using namespace fa;
 
 namespace {
 
-class AutotuneTest : public ::testing::Test {
-protected:
-  void SetUp() override {
-    llvm::SmallString<128> dir;
-    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("fa-tune-test", dir));
-    directory = std::string(dir);
-  }
-  void TearDown() override { llvm::sys::fs::remove_directories(directory); }
-  std::string directory;
-};
+using AutotuneTest = TempDirectoryTest;
 
 TEST(AutotuneCandidates, FollowTheKernelsLimits) {
   // No tensor-core kernels: nothing to tune.

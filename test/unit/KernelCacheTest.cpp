@@ -1,6 +1,7 @@
 //===- KernelCacheTest.cpp - The on-disk kernel cache ---------------------===//
 
 #include "../../lib/Runtime/KernelCache.h"
+#include "TempDirectoryTest.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -16,15 +17,8 @@ using fa::KernelCache;
 
 namespace {
 
-class KernelCacheTest : public ::testing::Test {
+class KernelCacheTest : public TempDirectoryTest {
 protected:
-  void SetUp() override {
-    llvm::SmallString<128> dir;
-    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("fa-cache-test", dir));
-    directory = std::string(dir);
-  }
-  void TearDown() override { llvm::sys::fs::remove_directories(directory); }
-
   std::string read(const std::string &path) {
     auto file = llvm::MemoryBuffer::getFile(path);
     return file ? (*file)->getBuffer().str() : "";
@@ -43,8 +37,6 @@ protected:
       ++n;
     return n;
   }
-
-  std::string directory;
 };
 
 TEST_F(KernelCacheTest, StoreThenLoad) {

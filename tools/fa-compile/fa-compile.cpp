@@ -99,16 +99,10 @@ static std::string exportHeader(StringRef stem, const fa::ExportedSpec &spec) {
     os << "\n/* " << entry.kernel << " " << entry.entry << ":";
     std::string params;
     std::string args;
-    size_t numInputs = entry.argNames.size();
-    if (entry.entry == "forward")
-      numInputs -= entry.argNames.back() == "out" ? 1 : 2;
-    else
-      numInputs = std::find(entry.argNames.begin(), entry.argNames.end(),
-                            "dq") - entry.argNames.begin();
     for (size_t i = 0; i < entry.argNames.size(); ++i) {
       const std::vector<int64_t> &sizes = entry.argSizes[i];
       os << "\n *   " << entry.argNames[i]
-         << (i < numInputs ? " " : " (output) ")
+         << (i < entry.numInputs ? " " : " (output) ")
          << fa::dtypeName(entry.argTypes[i]) << " [";
       for (size_t d = 0; d < sizes.size(); ++d)
         os << (d ? ", " : "") << (sizes[d] < 0 ? "?" : std::to_string(sizes[d]));
