@@ -1,268 +1,343 @@
 #!/usr/bin/env python3
-"""fa beside PyTorch SDPA (flash and cuDNN backends) and FlexAttention, one run.
+"""fa beside PyTorch SDPA (flash and cuDNN backends), FlexAttention and eager
+PyTorch on attention variants: speed and peak memory, forward and backward.
 
-Dense rows: bf16, head dims 64 and 128, B*S = 16k tokens at a 2048 model dim
-(so H = 2048 / D), S in 1k, 4k, 16k, full and causal. Variant rows: GQA
-causal (32 query / 8 kv heads), sliding window 4096, window 1024 + 4 sink
-tokens, and gpt-oss (64 / 8 heads, D 64, learnable sinks, window 128 or
-full causal), each beside the peers that can express it.
+Variants (bf16, B*S = 16k tokens, head dims 64 and 128, S = 1k..16k):
+  full, causal           MHA, H = 2048 / D
+  gqa-causal             Hq = 4096 / D, Hkv = Hq / 4
+  window-4096            sliding window (causal), H = 2048 / D
+  window-1024+4-sinks    window 1024 plus 4 sink tokens (StreamingLLM)
+  gpt-oss-window-128     gpt-oss: Hq = 4096 / D, Hkv = Hq / 8, window 128,
+                         learnable sinks (one logit per head in the softmax)
+  gpt-oss-full           the same without the window
+Implementations, each where it expresses the variant:
+  fa            fa.attention (autotuned: the first call of a shape class
+                times the tensor-core configs; fa_config says what it chose)
+  fa-default    the same with FA_AUTOTUNE=0 (block-n 64, warps 4), at
+                --fa-default-seqs
+  sdpa-flash2, sdpa-cudnn   F.scaled_dot_product_attention, one backend
+                forced (full, causal, GQA: no windows, no sinks)
+  flex          FlexAttention under torch.compile: masks as a mask_mod;
+                learnable sinks by renormalizing its output with its
+                log-sum-exp, o * sigmoid(lse - sink) (one extra logit s in a
+                row with normalizer Z scales it by Z / (Z + e^s)); the
+                gradient reaches the sinks through lse
+  eager         every score materialized, softmax in float32 (gpt-oss rows
+                only, which nothing else but fa and flex expresses);
+                skipped when its memory is predicted not to fit
 
-Everything is timed with CUDA events (warm-up, median of many): PyTorch
-around its calls, fa through `fa-run --repeat` (events around each of its
-kernel launches, on resident device buffers). TFLOP/s count 4 * D flops per visible (query, key) pair per head
-forward (4*B*H*S*S*D full, about half that causal) and 2.5x that backward.
-fa shapes whose predicted time exceeds --fa-budget seconds are recorded as
-skipped, not run; failures are recorded in the status column.
+Timing: CUDA events, warm-up, median of --reps, all through PyTorch (fa runs
+on torch's stream). TFLOP/s count 4 * D flops per visible (query, key) pair
+per query head forward, 2.5x that backward. Peak MiB: above what was
+allocated before the call, fa's device workspace added (bench/common.py).
+Failures, OOMs and budget cuts go to the status column; --time-limit keeps
+the run within a device call.
 
-usage: bench_gpu.py --fa-run PATH --csv OUT.csv [--fa-budget SECONDS]
-                    [--no-flex] [--only dense|variants] [--head-dims 64,128]
-                    [--seqs 1024,4096,16384]
+usage: bench_gpu.py --csv OUT.csv [--variants a,b | --only dense|variants]
+                    [--impls fa,fa-default,sdpa-flash2,sdpa-cudnn,flex,eager]
+                    [--no-flex] [--head-dims 64,128] [--seqs 1024,...]
+                    [--budget S] [--time-limit S] [--plot-dir DIR]
 """
 import argparse
+import contextlib
 import os
-import csv
 import re
-import subprocess
 import sys
+import tempfile
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-TOKENS, MODEL_DIM = 16384, 2048
+import common
+from common import Skipped
 
-
-def visible_pairs(sq, sk, causal, window=None, sink_tokens=0):
-    """(query, key) pairs the mask lets through, summed over query rows."""
-    if not causal:
-        return sq * sk
-    offset, total = sk - sq, 0
-    for i in range(sq):
-        hi = min(max(i + offset + 1, 0), sk)
-        lo = 0 if window is None else min(max(i + offset - window + 1, 0), hi)
-        total += hi - lo + min(sink_tokens, lo)
-    return total
-
-
-def time_cuda(fn, warmup=3, reps=10):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
-
-
-def qkv(cfg, requires_grad=True):
-    b, hq, hkv, s, d = cfg["b"], cfg["hq"], cfg["hkv"], cfg["s"], cfg["d"]
-    make = lambda h: torch.randn(b, h, s, d, device="cuda",
-                                 dtype=torch.bfloat16,
-                                 requires_grad=requires_grad)
-    return make(hq), make(hkv), make(hkv)
-
-
-def fwd_bwd(attend, q, k, v):
-    fwd = time_cuda(lambda: attend(q, k, v))
-    o = attend(q, k, v)
-    do = torch.randn_like(o)
-    bwd = time_cuda(lambda: torch.autograd.grad(o, (q, k, v), do,
-                                                retain_graph=True))
-    return fwd, bwd
-
-
-def bench_sdpa(backend, cfg):
-    q, k, v = qkv(cfg)
-    gqa = cfg["hq"] != cfg["hkv"]
-    with sdpa_kernel([backend]):
-        return fwd_bwd(lambda q, k, v: F.scaled_dot_product_attention(
-            q, k, v, is_causal=cfg["causal"], enable_gqa=gqa), q, k, v)
-
-
-def bench_flex(cfg):
+try:
     from torch.nn.attention.flex_attention import (create_block_mask,
                                                    flex_attention)
-    q, k, v = qkv(cfg)
-    window, sink_tokens = cfg.get("window"), cfg.get("sink_tokens", 0)
-    if not cfg["causal"]:
-        block_mask = None
-    else:
-        def mask(b, h, i, j):
-            keep = i >= j
-            if window is not None:
-                near = i - j < window
-                if sink_tokens:
-                    near = near | (j < sink_tokens)
-                keep = keep & near
-            return keep
-        block_mask = create_block_mask(mask, None, None, cfg["s"], cfg["s"])
-    compiled = torch.compile(flex_attention)
+except ImportError:  # torch < 2.5
+    flex_attention = None
+try:
+    from torch.nn.attention.flex_attention import AuxRequest
+except ImportError:  # torch < 2.9: return_lse instead
+    AuxRequest = None
+
+TOKENS = 16384
+
+# name: model width (Hq = model / D), query heads per kv head, mask.
+VARIANTS = {
+    "full": dict(model=2048, group=1, causal=False),
+    "causal": dict(model=2048, group=1, causal=True),
+    "gqa-causal": dict(model=4096, group=4, causal=True),
+    "window-4096": dict(model=2048, group=1, causal=True, window=4096),
+    "window-1024+4-sinks": dict(model=2048, group=1, causal=True,
+                                window=1024, sink_tokens=4),
+    "gpt-oss-window-128": dict(model=4096, group=8, causal=True, window=128,
+                               learnable_sinks=True),
+    "gpt-oss-full": dict(model=4096, group=8, causal=True,
+                         learnable_sinks=True),
+}
+DENSE = ("full", "causal")
+IMPLS = ("fa", "fa-default", "sdpa-flash2", "sdpa-cudnn", "flex", "eager")
+FIELDS = ["impl", "variant", "gpu", "dtype", "d", "b", "hq", "hkv", "s",
+          "fwd_ms", "bwd_ms", "fwd_tflops", "bwd_tflops", "fwd_peak_mib",
+          "bwd_peak_mib", "status", "fa_config"]
+DEFAULT_CONFIG = "default: block-n 64, warps 4"
+
+
+def configs(variants, head_dims, seqs):
+    for name in variants:
+        v = VARIANTS[name]
+        for d in head_dims:
+            hq = v["model"] // d
+            for s in seqs:
+                yield dict(v, variant=name, d=d, s=s, b=max(TOKENS // s, 1),
+                           hq=hq, hkv=hq // v["group"])
+
+
+def expresses(impl, cfg):
+    """Whether `impl` computes this variant."""
+    if impl in ("sdpa-flash2", "sdpa-cudnn"):
+        return cfg.get("window") is None and not cfg.get("learnable_sinks")
+    if impl == "eager":
+        return bool(cfg.get("learnable_sinks"))
+    return True
+
+
+def inputs(cfg):
+    """q, k, v (bf16) and sinks (float32 [Hq], or None), with gradients."""
+    b, s, d = cfg["b"], cfg["s"], cfg["d"]
+    make = lambda h: torch.randn(b, h, s, d, device="cuda",
+                                 dtype=torch.bfloat16, requires_grad=True)
+    sinks = None
+    if cfg.get("learnable_sinks"):
+        sinks = torch.randn(cfg["hq"], device="cuda", requires_grad=True)
+    return make(cfg["hq"]), make(cfg["hkv"]), make(cfg["hkv"]), sinks
+
+
+def fa_attend(fa, cfg):
+    return lambda q, k, v, sinks: fa.attention(
+        q, k, v, causal=cfg["causal"], window=cfg.get("window"),
+        sink_tokens=cfg.get("sink_tokens", 0), sinks=sinks)
+
+
+def sdpa_attend(backend, cfg):
     gqa = cfg["hq"] != cfg["hkv"]
-    return fwd_bwd(lambda q, k, v: compiled(q, k, v, block_mask=block_mask,
-                                            enable_gqa=gqa), q, k, v)
+
+    def attend(q, k, v, sinks):
+        with sdpa_kernel([backend]):
+            return F.scaled_dot_product_attention(
+                q, k, v, is_causal=cfg["causal"], enable_gqa=gqa)
+    return attend
 
 
-def bench_fa(fa_run, cfg, backward, autotune=True):
-    shape = f"{cfg['b']},{cfg['hq']},{cfg['hkv']},{cfg['s']},{cfg['s']},{cfg['d']}"
-    cmd = [fa_run, cfg["spec"], "--target", "gpu", "--dtype", "bf16",
-           "--repeat", "10", "--shape", shape]
-    if cfg.get("kernel"):
-        cmd += ["--kernel", cfg["kernel"]]
-    if backward:
-        cmd.append("--backward")
-    env = dict(os.environ, FA_AUTOTUNE="1" if autotune else "0")
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if proc.returncode != 0:
-        raise RuntimeError(proc.stderr.strip()[-300:])
-    fwd = float(re.search(r" fwd=([\d.]+)ms", proc.stdout).group(1))
-    bwd = re.search(r" bwd=([\d.]+)ms", proc.stdout)
-    # The autotuner's picks ("<entry> ...: chose block-n N, warps W").
-    chosen = "; ".join(f"{m.group(1)}: {m.group(2)}" for m in re.finditer(
-        r"fa: autotuning \S+ (\w+) .*: chose (.*)", proc.stderr))
-    return fwd, float(bwd.group(1)) if bwd else None, chosen
+def flex_plain(q, k, v, sinks, block_mask, gqa):
+    return flex_attention(q, k, v, block_mask=block_mask, enable_gqa=gqa)
 
 
-def dense_configs(head_dims, seqs):
-    for d in head_dims:
-        h = MODEL_DIM // d
-        for s in seqs:
-            for causal in (False, True):
-                yield dict(variant="causal" if causal else "full",
-                           spec="kernels_spec/causal.mlir" if causal
-                           else "kernels_spec/mha.mlir",
-                           b=TOKENS // s, hq=h, hkv=h, s=s, d=d,
-                           causal=causal)
+def flex_sinks(q, k, v, sinks, block_mask, gqa):
+    if AuxRequest is None:
+        o, lse = flex_attention(q, k, v, block_mask=block_mask,
+                                enable_gqa=gqa, return_lse=True)
+    else:
+        o, aux = flex_attention(q, k, v, block_mask=block_mask,
+                                enable_gqa=gqa,
+                                return_aux=AuxRequest(lse=True))
+        lse = aux.lse
+    scale = torch.sigmoid(lse - sinks[None, :, None])
+    return (o.float() * scale[..., None]).to(o.dtype)
 
 
-def variant_configs(seqs):
-    for s in [s for s in seqs if s >= 4096]:
-        b = TOKENS // s
-        yield dict(variant="gqa-causal", spec="kernels_spec/gqa_causal.mlir",
-                   b=b, hq=32, hkv=8, s=s, d=128, causal=True)
-        yield dict(variant="window-4096", spec="kernels_spec/swa.mlir",
-                   b=b, hq=16, hkv=16, s=s, d=128, causal=True, window=4096)
-        yield dict(variant="window-1024+4-sinks",
-                   spec="kernels_spec/streaming.mlir", b=b, hq=16, hkv=16,
-                   s=s, d=128, causal=True, window=1024, sink_tokens=4)
-        yield dict(variant="gpt-oss-window-128", spec="kernels_spec/gpt_oss.mlir",
-                   kernel="gpt_oss_sliding", b=b, hq=64, hkv=8, s=s, d=64,
-                   causal=True, window=128, learnable_sinks=True)
-        yield dict(variant="gpt-oss-full", spec="kernels_spec/gpt_oss.mlir",
-                   kernel="gpt_oss_full", b=b, hq=64, hkv=8, s=s, d=64,
-                   causal=True, learnable_sinks=True)
+_flex_compiled = {}
 
 
-def peers(cfg, flex):
-    """The implementations that compute this variant, besides fa."""
-    windowed = cfg.get("window") is not None
-    out = []
-    if not windowed and not cfg.get("learnable_sinks"):
-        out += [("sdpa-flash2", lambda: bench_sdpa(SDPBackend.FLASH_ATTENTION,
-                                                   cfg)),
-                ("sdpa-cudnn", lambda: bench_sdpa(SDPBackend.CUDNN_ATTENTION,
-                                                  cfg))]
-    # FlexAttention has no learnable sink logits (an extra softmax column).
-    # Each shape compiles anew (tens of seconds): only the S = 16k rows.
-    if flex and not cfg.get("learnable_sinks") and cfg["s"] == 16384 and (
-            windowed or (cfg["causal"] and cfg["d"] == 128)):
-        out.append(("flex-attention", lambda: bench_flex(cfg)))
-    return out
+def flex_attend(cfg):
+    if flex_attention is None:
+        raise RuntimeError(f"no FlexAttention in torch {torch.__version__}")
+    block_mask = None
+    if cfg["causal"]:
+        window, sink_tokens = cfg.get("window"), cfg.get("sink_tokens", 0)
+        block_mask = create_block_mask(
+            lambda b, h, i, j: common.causal_keep(i, j, window, sink_tokens),
+            None, None, cfg["s"], cfg["s"], device="cuda")
+    fn = flex_sinks if cfg.get("learnable_sinks") else flex_plain
+    # One compiled function each: every shape and mask recompiles (static
+    # shapes, as FlexAttention is meant to run), within the raised limit.
+    if fn not in _flex_compiled:
+        _flex_compiled[fn] = torch.compile(fn, dynamic=False)
+    compiled, gqa = _flex_compiled[fn], cfg["hq"] != cfg["hkv"]
+    return lambda q, k, v, sinks: compiled(q, k, v, sinks, block_mask, gqa)
+
+
+def eager_attend(cfg):
+    need = common.eager_peak_bytes(cfg["b"], cfg["hq"], cfg["s"])
+    have = torch.cuda.get_device_properties(0).total_memory
+    if need > 0.9 * have:
+        raise Skipped(f"skipped: predicted {need / 2**30:.0f} GiB > "
+                      f"{have / 2**30:.0f} GiB")
+    return lambda q, k, v, sinks: common.eager_attention(
+        q, k, v, cfg["causal"], cfg.get("window"),
+        cfg.get("sink_tokens", 0), sinks)
+
+
+@contextlib.contextmanager
+def captured_stderr(lines):
+    """Collects what native code writes to fd 2 (fa's autotuner logs its
+    choice there) into `lines`, and passes it on to stderr afterwards."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            text = tmp.read().decode(errors="replace")
+            sys.stderr.write(text)
+            lines.extend(text.splitlines())
+
+
+def tuned_config(lines):
+    """The autotuner's picks, "forward: block-n 64, warps 8; backward: ..."."""
+    picks = [f"{m.group(1)}: {m.group(2)}" for m in
+             (re.search(r"fa: autotuning \S+ (\w+) .*: chose (.*)", line)
+              for line in lines) if m]
+    return "; ".join(picks) or "autotuned (no choice logged: kernel cache)"
+
+
+def bench_row(impl, cfg, args, fa, deadline, predictor, gpu, out):
+    flops = common.attention_flops(cfg["b"], cfg["hq"], cfg["s"], cfg["d"],
+                                   cfg["causal"], cfg.get("window"),
+                                   cfg.get("sink_tokens", 0))
+    row = dict(impl=impl, variant=cfg["variant"], gpu=gpu, dtype="bf16",
+               d=cfg["d"], b=cfg["b"], hq=cfg["hq"], hkv=cfg["hkv"],
+               s=cfg["s"])
+    logged = []
+    try:
+        deadline.check()
+        if impl in ("fa", "fa-default"):
+            attend = fa_attend(fa, cfg)
+        elif impl == "flex":
+            attend = flex_attend(cfg)
+        elif impl == "eager":
+            attend = eager_attend(cfg)
+        else:
+            attend = sdpa_attend(SDPBackend.FLASH_ATTENTION if
+                                 impl == "sdpa-flash2" else
+                                 SDPBackend.CUDNN_ATTENTION, cfg)
+        q, k, v, sinks = inputs(cfg)
+        grads_of = (q, k, v) + ((sinks,) if sinks is not None else ())
+        capture = captured_stderr(logged) if impl == "fa" else \
+            contextlib.nullcontext()
+        with capture:
+            r = common.forward_backward(
+                lambda: attend(q, k, v, sinks), grads_of, warmup=args.warmup,
+                reps=args.reps, budget=lambda: deadline.budget(args.budget),
+                predictor=predictor, key=(impl, cfg["variant"], cfg["d"]),
+                flops=flops, fa=fa if impl.startswith("fa") else None)
+    except Exception as e:  # recorded, never a crash
+        r = dict(failure=str(e) if isinstance(e, Skipped) else
+                 "OOM" if common.is_oom(e) else
+                 "error: " + common.short_error(e), notes=[])
+    bwd_flops = common.BACKWARD_FLOP_RATIO * flops
+    for phase, work in (("fwd", flops), ("bwd", bwd_flops)):
+        ms, peak = r.get(f"{phase}_ms"), r.get(f"{phase}_peak")
+        if ms is not None:
+            row[f"{phase}_ms"] = f"{ms:.3f}"
+            row[f"{phase}_tflops"] = f"{work / ms / 1e9:.1f}"
+        if peak is not None:
+            row[f"{phase}_peak_mib"] = f"{peak:.1f}"
+    row["status"] = common.status(r)
+    if impl == "fa":
+        row["fa_config"] = tuned_config(logged)
+    elif impl == "fa-default":
+        row["fa_config"] = DEFAULT_CONFIG
+    q = k = v = sinks = grads_of = attend = None
+    common.free_cuda()
+    out.write(row)
+    print(f"{impl:12s} {cfg['variant']:20s} D={cfg['d']:3d} S={cfg['s']:5d} "
+          f"fwd {row.get('fwd_tflops', '-'):>6} bwd "
+          f"{row.get('bwd_tflops', '-'):>6} TFLOP/s  peak "
+          f"{row.get('fwd_peak_mib', '-')}/{row.get('bwd_peak_mib', '-')} MiB"
+          f"  {row['status']} {row.get('fa_config', '')}", flush=True)
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--fa-run", required=True)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--csv", required=True)
-    parser.add_argument("--fa-budget", type=float, default=30.0)
-    parser.add_argument("--fa-fwd-tflops-guess", type=float, default=100.0)
-    parser.add_argument("--fa-bwd-tflops-guess", type=float, default=50.0,
-                        help="fa's expected backward rate, to skip hopeless "
-                             "shapes")
-    parser.add_argument("--no-flex", action="store_true")
-    parser.add_argument("--only", choices=("dense", "variants"))
-    parser.add_argument("--head-dims", default="64,128",
-                        help="dense rows' head dims")
-    parser.add_argument("--seqs", default="1024,4096,16384",
-                        help="sequence lengths (variant rows: those >= 4k)")
+    parser.add_argument("--variants", default=",".join(VARIANTS),
+                        help="comma-separated: " + ", ".join(VARIANTS))
+    parser.add_argument("--only", choices=("dense", "variants"),
+                        help="dense: full and causal; variants: the rest")
+    parser.add_argument("--impls", default=",".join(IMPLS),
+                        help="comma-separated: " + ", ".join(IMPLS))
+    parser.add_argument("--no-flex", action="store_true",
+                        help="leave FlexAttention out (its compiles take "
+                             "tens of seconds per shape)")
+    parser.add_argument("--head-dims", default="64,128")
+    parser.add_argument("--seqs", default="1024,2048,4096,8192,16384")
+    parser.add_argument("--fa-default-seqs", default="16384",
+                        help="where fa-default runs beside fa")
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--budget", type=float, default=30.0,
+                        help="seconds per measurement (one forward or one "
+                             "backward of one row)")
+    parser.add_argument("--time-limit", type=float,
+                        help="seconds for the whole run; rows not started "
+                             "by then are recorded as skipped")
+    parser.add_argument("--plot-dir",
+                        help="PNGs of the CSV (default: plots/ beside it)")
+    parser.add_argument("--fa-run", help="ignored: fa now runs through its "
+                        "Python package (kept for old command lines)")
     args = parser.parse_args()
+    ints = lambda text: [int(x) for x in text.split(",") if x]
+    variants = args.variants.split(",")
+    if args.only == "dense":
+        variants = [v for v in variants if v in DENSE]
+    elif args.only == "variants":
+        variants = [v for v in variants if v not in DENSE]
+    impls = [i for i in args.impls.split(",")
+             if not (args.no_flex and i == "flex")]
+    for name, chosen, known in (("variant", variants, VARIANTS),
+                                ("impl", impls, IMPLS)):
+        unknown = set(chosen) - set(known)
+        if unknown:
+            parser.error(f"unknown {name} {', '.join(sorted(unknown))}")
+    if not torch.cuda.is_available():
+        sys.exit("bench_gpu.py needs a CUDA GPU")
+    fa = common.import_fa() if {"fa", "fa-default"} & set(impls) else None
+    common.set_recompile_limit(1024)
     gpu = torch.cuda.get_device_name()
-    out = open(args.csv, "w", newline="")
-    writer = None
+    deadline = common.Deadline(args.time_limit)
+    predictor = common.Predictor()
+    out = common.CsvOut(args.csv, FIELDS)
+    grid = list(configs(variants, ints(args.head_dims), ints(args.seqs)))
+    default_seqs = set(ints(args.fa_default_seqs))
 
-    def emit(row):
-        # Row by row, flushed: a timeout keeps what was measured.
-        nonlocal writer
-        if writer is None:
-            writer = csv.DictWriter(out, fieldnames=list(row))
-            writer.writeheader()
-        writer.writerow(row)
-        out.flush()
-
-    seqs = [int(s) for s in args.seqs.split(",")]
-    configs = []
-    if args.only != "variants":
-        configs += list(dense_configs(
-            [int(d) for d in args.head_dims.split(",")], seqs))
-    if args.only != "dense":
-        configs += list(variant_configs(seqs))
-    for cfg in configs:
-        flops = 4.0 * cfg["b"] * cfg["hq"] * cfg["d"] * visible_pairs(
-            cfg["s"], cfg["s"], cfg["causal"], cfg.get("window"),
-            cfg.get("sink_tokens", 0))
-        # "fa" is autotuned (the first call of a shape class times the
-        # candidate configs; later processes read the choice from the
-        # cache); at S = 16k "fa-default" runs the default config beside it.
-        impls = peers(cfg, not args.no_flex) + [("fa", True)]
-        if cfg["s"] == 16384:
-            impls.append(("fa-default", False))
-        for name, run in impls:
-            row = dict(impl=name, variant=cfg["variant"], gpu=gpu,
-                       dtype="bf16", d=cfg["d"], b=cfg["b"], hq=cfg["hq"],
-                       hkv=cfg["hkv"], s=cfg["s"], fwd_ms="", bwd_ms="",
-                       fwd_tflops="", bwd_tflops="", status="ok",
-                       fa_config="")
-            try:
-                if isinstance(run, bool):
-                    predicted_fwd = 12 * flops / (args.fa_fwd_tflops_guess
-                                                  * 1e12)
-                    predicted_bwd = 12 * 2.5 * flops / (
-                        args.fa_bwd_tflops_guess * 1e12)
-                    backward = predicted_bwd <= args.fa_budget
-                    if predicted_fwd > args.fa_budget:
-                        raise RuntimeError(
-                            f"skipped (predicted {predicted_fwd:.0f} s)")
-                    fwd, bwd, row["fa_config"] = bench_fa(
-                        args.fa_run, cfg, backward, run)
-                    if not run:
-                        row["fa_config"] = "default: block-n 64, warps 4"
-                    if not backward:
-                        row["status"] = (f"backward skipped (predicted "
-                                         f"{predicted_bwd:.0f} s)")
-                else:
-                    fwd, bwd = run()
-                row.update(fwd_ms=f"{fwd:.3f}",
-                           fwd_tflops=f"{flops / fwd / 1e9:.1f}")
-                if bwd is not None:
-                    row.update(bwd_ms=f"{bwd:.3f}",
-                               bwd_tflops=f"{2.5 * flops / bwd / 1e9:.1f}")
-            except Exception as e:  # recorded, never a crash
-                message = str(e).replace("\n", " ")[:200]
-                row["status"] = message if message.startswith("skipped") \
-                    else "error: " + message
-            emit(row)
-            print(f"{name:14s} {cfg['variant']:20s} D={cfg['d']:3d} "
-                  f"S={cfg['s']:5d} fwd {row['fwd_tflops'] or '-':>6} "
-                  f"bwd {row['bwd_tflops'] or '-':>6} TFLOP/s  "
-                  f"{row['status']} {row['fa_config']}", flush=True)
-            torch.cuda.empty_cache()
+    # fa-default first, in a process-wide mode: FA_AUTOTUNE is read when a
+    # program compiles, so the switch back clears fa's in-memory programs
+    # (the kernel cache on disk keeps the compiled code).
+    if "fa-default" in impls:
+        with common.env("FA_AUTOTUNE", "0"):
+            for cfg in grid:
+                if cfg["s"] in default_seqs:
+                    bench_row("fa-default", cfg, args, fa, deadline,
+                              predictor, gpu, out)
+            fa.clear_cache()
+    with common.env("FA_AUTOTUNE", "1"):
+        for cfg in grid:
+            for impl in impls:
+                if impl != "fa-default" and expresses(impl, cfg):
+                    bench_row(impl, cfg, args, fa, deadline, predictor, gpu,
+                              out)
     out.close()
+    common.plot_hint([args.csv], args.plot_dir or os.path.join(
+        os.path.dirname(os.path.abspath(args.csv)), "plots"))
     return 0
 
 

@@ -69,6 +69,11 @@ struct CompileOptions {
   /// autotuner's choice.
   int64_t mmaBlockN = 0;
   int64_t mmaWarps = 0;
+  /// f32 on the GPU: the tensor cores take tf32 (10-bit mantissa) inputs.
+  /// Off, each product is three tf32 MMAs on hi/lo halves of the operands,
+  /// which keeps f32 accuracy; on, one (about 3x the speed, errors near
+  /// f16's, like PyTorch's allow_tf32).
+  bool allowTf32 = false;
   /// Whether run() times the candidate tensor-core configs on the first call
   /// of each new shape class (head dim, and powers of two bounding Sq, Sk
   /// and B*Hq) and keeps the fastest, in memory and in the kernel cache.
@@ -86,6 +91,10 @@ void setKernelTiming(bool enabled);
 /// The GPU time of the kernels launched since the last call (and since
 /// timing was turned on), in milliseconds.
 double takeKernelTime();
+/// The most bytes of device workspace fa held at once since the last call
+/// (workspaces come from the driver, outside the caller's allocator), and
+/// restarts the count from what it holds now.
+std::uint64_t takeWorkspacePeakBytes();
 
 /// Device memory for the GPU target's arguments.
 class DeviceBuffer {

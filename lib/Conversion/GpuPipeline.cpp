@@ -56,12 +56,14 @@ void fa::buildGpuPipeline(OpPassManager &pm,
   tile.blockN = options.blockN;
   tile.hoistScratch = false;
   pm.addPass(createFATile(tile));
-  // f16/bf16 forwards of the head dims it supports: tensor-core kernels.
+  // Forwards and backwards of the head dims it supports: tensor-core
+  // kernels (tf32 for f32).
   FAGpuTensorCoreOptions tensorCore;
   if (options.tensorCoreBlockN > 0)
     tensorCore.blockN = options.tensorCoreBlockN;
   if (options.tensorCoreWarps > 0)
     tensorCore.forwardWarps = options.tensorCoreWarps;
+  tensorCore.allowTf32 = options.allowTf32;
   pm.addPass(createFAGpuTensorCore(tensorCore));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

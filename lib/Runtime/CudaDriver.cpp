@@ -76,6 +76,19 @@ KernelTiming &kernelTiming() {
   return t;
 }
 
+/// Bytes of workspace fa holds (allocated, not yet freed, in host order):
+/// it lives outside the caller's allocator, so memory reports add it.
+struct WorkspaceUse {
+  std::mutex mutex;
+  std::map<CUdeviceptr, std::uint64_t> live;
+  std::uint64_t current = 0, peak = 0;
+};
+
+WorkspaceUse &workspaceUse() {
+  static WorkspaceUse w;
+  return w;
+}
+
 /// The stream the calling thread asked fa to launch on (ScopedCallerStream).
 /// While set, the generated host code's streams are this one: it is neither
 /// created, destroyed nor waited for, so the caller's work stays ordered
@@ -299,16 +312,31 @@ extern "C" void *faMgpuMemAlloc(uint64_t bytes, void *stream, bool) {
   CUdeviceptr pointer = 0;
   if (bytes == 0)
     return nullptr;
-  check(driver().cuMemAllocAsync(&pointer, bytes, static_cast<CUstream>(stream)),
-        "cuMemAllocAsync", llvm::Twine(bytes) + " bytes of workspace");
+  if (!check(driver().cuMemAllocAsync(&pointer, bytes,
+                                      static_cast<CUstream>(stream)),
+             "cuMemAllocAsync", llvm::Twine(bytes) + " bytes of workspace"))
+    return nullptr;
+  WorkspaceUse &use = workspaceUse();
+  std::lock_guard<std::mutex> lock(use.mutex);
+  use.live[pointer] = bytes;
+  use.current += bytes;
+  use.peak = std::max(use.peak, use.current);
   return reinterpret_cast<void *>(pointer);
 }
 
 extern "C" void faMgpuMemFree(void *pointer, void *stream) {
-  if (pointer)
-    check(driver().cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(pointer),
-                                  static_cast<CUstream>(stream)),
-          "cuMemFreeAsync", "");
+  if (!pointer)
+    return;
+  auto address = reinterpret_cast<CUdeviceptr>(pointer);
+  check(driver().cuMemFreeAsync(address, static_cast<CUstream>(stream)),
+        "cuMemFreeAsync", "");
+  WorkspaceUse &use = workspaceUse();
+  std::lock_guard<std::mutex> lock(use.mutex);
+  auto it = use.live.find(address);
+  if (it == use.live.end())
+    return;
+  use.current -= it->second;
+  use.live.erase(it);
 }
 
 } // namespace
@@ -317,6 +345,12 @@ bool setKernelTiming(bool enabled) {
   KernelTiming &timing = kernelTiming();
   std::lock_guard<std::mutex> lock(timing.mutex);
   return std::exchange(timing.enabled, enabled);
+}
+
+std::uint64_t takeWorkspacePeakBytes() {
+  WorkspaceUse &use = workspaceUse();
+  std::lock_guard<std::mutex> lock(use.mutex);
+  return std::exchange(use.peak, use.current);
 }
 
 void synchronize(std::optional<std::uintptr_t> stream) {

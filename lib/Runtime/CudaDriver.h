@@ -60,6 +60,8 @@ bool setKernelTiming(bool enabled);
 /// The kernel time in milliseconds since the last call (waits for the timed
 /// kernels to finish).
 double takeKernelTimeMs();
+/// See fa::takeWorkspacePeakBytes.
+std::uint64_t takeWorkspacePeakBytes();
 
 /// Device memory for callers that hold host data (fa-run, tests).
 void *allocate(std::size_t bytes, std::string &error);

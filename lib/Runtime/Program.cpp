@@ -325,6 +325,7 @@ static void buildPipeline(PassManager &pm, bool gpu, const std::string &arch,
     setTiles(gpuOptions);
     gpuOptions.tensorCoreBlockN = options.mmaBlockN;
     gpuOptions.tensorCoreWarps = options.mmaWarps;
+    gpuOptions.allowTf32 = options.allowTf32;
     gpuOptions.chip = arch;
     buildGpuPipeline(pm, gpuOptions);
     return;
@@ -373,7 +374,8 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
   std::string tiles = std::to_string(options.blockM) + "x" +
                       std::to_string(options.blockN) + " mma " +
                       std::to_string(options.mmaBlockN) + "x" +
-                      std::to_string(options.mmaWarps);
+                      std::to_string(options.mmaWarps) +
+                      (options.allowTf32 ? " tf32" : "");
   std::string key = KernelCache::hashKey(
       {compilerId(), LLVM_VERSION_STRING, useGpu ? "gpu" : "cpu", arch,
        driver, tiles, specialised});
@@ -861,6 +863,9 @@ bool gpuAvailable(std::string *why) {
 void setKernelTiming(bool enabled) { cuda::setKernelTiming(enabled); }
 
 double takeKernelTime() { return cuda::takeKernelTimeMs(); }
+std::uint64_t takeWorkspacePeakBytes() {
+  return cuda::takeWorkspacePeakBytes();
+}
 
 std::unique_ptr<DeviceBuffer> DeviceBuffer::allocate(std::size_t bytes,
                                                      std::string &error) {

@@ -16,6 +16,18 @@
 // so the S accumulators of two neighbouring 8-key tiles are exactly the A
 // fragment of P for the next MMA, and each thread owns rows g and g+8.
 //
+// f32 inputs run on tf32 mma.sync m16n8k8, whose A (16x8) is a0 = (g, t),
+// a1 = (g+8, t), a2 = (g, t+4), a3 = (g+8, t+4) and B (8x8) b0 = (k t, n g),
+// b1 = (k t+4, n g). The contraction may visit k in any order that A and B
+// share, so k = t and t+4 stand for columns 2t and 2t+1 of each 8: every
+// f16 operand register above (a pair of neighbouring k) becomes a pair of
+// f32 registers in the same place, each 16-wide k-step two m16n8k8, and P
+// still comes straight from the S accumulators. ldmatrix moves 16-bit
+// rows, so f32 fragments are read from shared memory by plain loads at the
+// same swizzled addresses. Unless tf32 is allowed, each product is three
+// MMAs on a hi/lo split of both operands (hi = tf32(x), lo = tf32(x - hi)),
+// which keeps f32 accuracy.
+//
 //===----------------------------------------------------------------------===//
 
 #include "TileBuilder.h"
@@ -49,6 +61,15 @@ namespace {
 constexpr int64_t kBlockM = 64;
 constexpr int64_t kWarps = 4;
 
+/// Tiles and warps of one kernel: keys per shared K/V tile (or per dK/dV
+/// block, 16 per warp), warps per block, and the dK/dV kernel's query rows
+/// per shared Q/dO tile.
+struct KernelShape {
+  int64_t blockN;
+  int64_t warps = kWarps;
+  int64_t queryRows = 0;
+};
+
 /// Operands of a forward entry: q, k, v[, sinks], o, lse.
 struct ForwardArgs {
   Value q, k, v, sinks, o, lse;
@@ -62,20 +83,22 @@ struct GradArgs {
 class KernelEmitter : public TileBuilder {
 public:
   KernelEmitter(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
-                int64_t blockN, int64_t warps = kWarps)
-      : TileBuilder(b, b.getF32Type(), blockN), element(element),
-        headDim(headDim), warps(warps) {}
+                KernelShape shape, bool allowTf32)
+      : TileBuilder(b, b.getF32Type(), shape.blockN), element(element),
+        headDim(headDim), warps(shape.warps), queryRows(shape.queryRows),
+        splitF32(!allowTf32) {}
 
   /// Whether `memref` may take the fast path: unit stride on D, the other
-  /// strides multiples of 8 elements and a 16-byte aligned start (cp.async
-  /// and ldmatrix move 16 bytes; stores move 4).
+  /// strides multiples of 16 bytes and a 16-byte aligned start (cp.async
+  /// and ldmatrix move 16 bytes; stores move 2 elements).
   Value isVectorFriendly(Value memref) {
     auto meta = memref::ExtractStridedMetadataOp::create(b, memref);
     Value ok = cmp(arith::CmpIPredicate::eq, meta.getStrides()[3], idx(1));
     auto both = [&](Value c) { ok = arith::AndIOp::create(b, ok, c); };
     for (int64_t d = 0; d < 3; ++d)
       both(cmp(arith::CmpIPredicate::eq,
-               arith::RemUIOp::create(b, meta.getStrides()[d], idx(8)),
+               arith::RemUIOp::create(b, meta.getStrides()[d],
+                                      idx(chunkElements())),
                idx(0)));
     Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, memref);
     Value start = add(base, mul(meta.getOffset(), idx(elementBytes())));
@@ -129,7 +152,7 @@ public:
       *m = withUnitStride(*m);
     Dims dims = attentionDims(args.q, args.k);
     launch({ceilDiv(dims.sk, blockN), dims.hkv, dims.batch},
-           {blockN, blockN, gradQueryRows(), gradQueryRows()}, kernelName,
+           {blockN, blockN, queryRows, queryRows}, kernelName,
            [&](gpu::LaunchOp launch) {
              emitDkDvBody(variant, args, dims, launch);
            });
@@ -152,6 +175,10 @@ private:
   int64_t headDim;
   /// Warps per block; each owns 16 rows (or keys).
   int64_t warps;
+  /// Query rows per shared Q/dO tile of the dK/dV kernel.
+  int64_t queryRows;
+  /// f32 products as three tf32 MMAs on hi/lo halves (else one).
+  bool splitF32;
   /// The forward's shared K and V tiles.
   Value keys, values;
   // Per-thread values, set up at the top of the kernel.
@@ -159,10 +186,6 @@ private:
   Value keyLoadRow, keyLoadChunk, valueLoadRow, valueLoadChunk, swizzle;
   /// Q's A fragments, per 16-wide step of D.
   SmallVector<SmallVector<Value, 4>> qFrag;
-
-  /// Query rows per shared-memory tile of the dK/dV kernel: K, V, Q and dO
-  /// tiles together stay within the 48 KiB of static shared memory.
-  int64_t gradQueryRows() const { return headDim > 64 ? 32 : 64; }
 
   /// A gpu.launch of `warps` warps per block over `grid` with one shared tile of
   /// rows x headDim elements per entry of `tileRows`, named `kernelName`;
@@ -233,23 +256,69 @@ private:
   /// B fragments of n-tiles 2np and 2np+1 at k-step kk from a tile stored
   /// [n][k] (K for S = Q K^T).
   SmallVector<Value, 4> fragBFromRows(Value tile, int64_t np, int64_t kk) {
-    Value row = add(idx(np * 16), keyLoadRow);
-    Value col = mul(xori(add(idx(kk * 2), keyLoadChunk), swizzle), idx(8));
-    return ldmatrix(tile, row, col, false);
+    return matrices(tile, idx(np * 16), kk * 16, /*columnOrder=*/false,
+                    /*transpose=*/false);
   }
   /// B fragments of n-tiles 2np and 2np+1 at k-step kk from a tile stored
   /// [k][n] (V for O += P V), through ldmatrix's transpose.
   SmallVector<Value, 4> fragBFromCols(Value tile, int64_t kk, int64_t np) {
-    Value row = add(idx(kk * 16), valueLoadRow);
-    Value col = mul(xori(add(idx(np * 2), valueLoadChunk), swizzle), idx(8));
-    return ldmatrix(tile, row, col, true);
+    return matrices(tile, idx(kk * 16), np * 16, /*columnOrder=*/true,
+                    /*transpose=*/true);
   }
   /// The A fragment of rows [row0, row0 + 16) at k-step kk from a tile
   /// stored [m][k]; row0 is a multiple of 16.
   SmallVector<Value, 4> fragA(Value tile, Value row0, int64_t kk) {
-    Value row = add(row0, valueLoadRow);
-    Value col = mul(xori(add(idx(kk * 2), valueLoadChunk), swizzle), idx(8));
-    return ldmatrix(tile, row, col, false);
+    return matrices(tile, row0, kk * 16, /*columnOrder=*/true,
+                    /*transpose=*/false);
+  }
+  /// The four 8x8 matrices of the 16x16 block at (row0, col0) of a shared
+  /// tile as operand registers: matrix m is the block's quarter m in row
+  /// order (m = 2 * rowHalf + colHalf) or, with `columnOrder`, in column
+  /// order; `transpose` gives each lane a column pair instead of a row pair.
+  SmallVector<Value, 4> matrices(Value tile, Value row0, int64_t col0,
+                                 bool columnOrder, bool transpose) {
+    if (!element.isF32()) {
+      Value row = add(row0, columnOrder ? valueLoadRow : keyLoadRow);
+      Value chunk = add(idx(col0 / 8),
+                        columnOrder ? valueLoadChunk : keyLoadChunk);
+      return ldmatrix(tile, row, mul(xori(chunk, swizzle), idx(8)),
+                      transpose);
+    }
+    SmallVector<Value, 4> regs;
+    for (int64_t m = 0; m < 4; ++m) {
+      int64_t rowHalf = columnOrder ? m % 2 : m / 2;
+      int64_t colHalf = columnOrder ? m / 2 : m % 2;
+      Value row = add(row0, idx(8 * rowHalf));
+      Value col = idx(col0 + 8 * colHalf);
+      if (!transpose) {
+        row = add(row, quadRank);
+        col = add(col, mul(quadTid, idx(2)));
+        regs.push_back(vector::LoadOp::create(
+            b, VectorType::get({2}, element), tile,
+            ValueRange{row, swizzledColumn(row, col)},
+            /*nontemporal=*/false, llvm::Align(8)));
+        continue;
+      }
+      row = add(row, mul(quadTid, idx(2)));
+      col = add(col, quadRank);
+      Value pair[2];
+      for (int64_t i = 0; i < 2; ++i) {
+        Value r = add(row, idx(i));
+        pair[i] = memref::LoadOp::create(
+            b, tile, ValueRange{r, swizzledColumn(r, col)});
+      }
+      regs.push_back(vector::FromElementsOp::create(
+          b, VectorType::get({2}, element), ValueRange{pair[0], pair[1]}));
+    }
+    return regs;
+  }
+  /// Where column `col` of row `row` of a shared tile is: 16-byte chunk c
+  /// of row r lands at chunk c ^ (r % 8), so the 8 rows an 8x8 matrix
+  /// spans sit in distinct banks.
+  Value swizzledColumn(Value row, Value col) {
+    int64_t chunk = chunkElements();
+    return add(mul(xori(divi(col, chunk), remi(row, 8)), idx(chunk)),
+               remi(col, chunk));
   }
   /// The A fragment of P (or dS) for k-step kk from the accumulators of
   /// n-tiles 2kk and 2kk+1.
@@ -329,19 +398,24 @@ private:
         Value lo = fmul(loadState(state, dt * 4 + 2 * r), factor[r]);
         Value hi = fmul(loadState(state, dt * 4 + 2 * r + 1), factor[r]);
         Value v = vector::FromElementsOp::create(
-            b, pair,
-            ValueRange{arith::TruncFOp::create(b, element, lo),
-                       arith::TruncFOp::create(b, element, hi)});
+            b, pair, ValueRange{toElement(lo), toElement(hi)});
         Value col = add(idx(dt * 8), mul(quadTid, idx(2)));
         vector::StoreOp::create(b, v, memref,
                                 ValueRange{batchIdx, head, rowOf[r], col},
-                                /*nontemporal=*/false, llvm::Align(4));
+                                /*nontemporal=*/false,
+                                llvm::Align(2 * elementBytes()));
       }
     }
   }
 
   int64_t elementBytes() const {
     return element.getIntOrFloatBitWidth() / 8;
+  }
+  /// Elements per 16-byte chunk: the unit of cp.async and of the swizzle.
+  int64_t chunkElements() const { return 16 / elementBytes(); }
+  /// An f32 value in the element type.
+  Value toElement(Value x) {
+    return element.isF32() ? x : arith::TruncFOp::create(b, element, x);
   }
   NVVM::MMATypes mmaType() const {
     return element.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
@@ -355,14 +429,13 @@ private:
   Value pack(Value lo, Value hi) {
     auto pair = VectorType::get({2}, element);
     return asOperand(vector::FromElementsOp::create(
-        b, pair,
-        ValueRange{arith::TruncFOp::create(b, element, lo),
-                   arith::TruncFOp::create(b, element, hi)}));
+        b, pair, ValueRange{toElement(lo), toElement(hi)}));
   }
   /// NVVM's mma.sync takes f16 pairs as vector<2xf16> and bf16 pairs as
-  /// the i32 that holds them.
+  /// the i32 that holds them; f32 pairs stay vector<2xf32> until mma()
+  /// splits them into tf32 registers.
   Value asOperand(Value pair) {
-    if (element.isF16())
+    if (!element.isBF16())
       return pair;
     return LLVM::BitcastOp::create(b, b.getI32Type(), pair);
   }
@@ -371,7 +444,7 @@ private:
     auto pair = VectorType::get({2}, element);
     return asOperand(vector::LoadOp::create(b, pair, memref, indices,
                                             /*nontemporal=*/false,
-                                            llvm::Align(4)));
+                                            llvm::Align(2 * elementBytes())));
   }
   /// Four 8x8 matrices from shared memory; each lane gives one row address.
   SmallVector<Value, 4> ldmatrix(Value buffer, Value row, Value col,
@@ -384,16 +457,63 @@ private:
       regs.push_back(asOperand(vector::ExtractOp::create(b, frag, i)));
     return regs;
   }
-  /// c += a * b on one m16n8k16 tile.
+  /// c += a * b on one 16x8x16 tile: one m16n8k16, or for f32 two tf32
+  /// m16n8k8 (k = t, t+4 of each half being columns 2t, 2t+1; see the top).
   void mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
            MutableArrayRef<Value> c) {
+    if (!element.isF32()) {
+      mmaSync(a, bFrag, c, 16, mmaType());
+      return;
+    }
+    auto at = [&](Value pair, int64_t i) -> Value {
+      return vector::ExtractOp::create(b, pair, i);
+    };
+    for (int64_t half = 0; half < 2; ++half) {
+      Value aHalf[] = {at(a[2 * half], 0), at(a[2 * half + 1], 0),
+                       at(a[2 * half], 1), at(a[2 * half + 1], 1)};
+      Value bHalf[] = {at(bFrag[half], 0), at(bFrag[half], 1)};
+      mmaF32(aHalf, bHalf, c);
+    }
+  }
+  /// c += a * b on one m16n8k8 of f32 operands through tf32: once, or as
+  /// a_lo b_hi + a_hi b_lo + a_hi b_hi (the small terms first), which
+  /// leaves only the a_lo b_lo term (below f32 rounding) out.
+  void mmaF32(ArrayRef<Value> a, ArrayRef<Value> bFrag,
+              MutableArrayRef<Value> c) {
+    SmallVector<Value, 4> aHi, aLo, bHi, bLo;
+    splitTf32(a, aHi, aLo);
+    splitTf32(bFrag, bHi, bLo);
+    if (splitF32) {
+      mmaSync(aLo, bHi, c, 8, NVVM::MMATypes::tf32);
+      mmaSync(aHi, bLo, c, 8, NVVM::MMATypes::tf32);
+    }
+    mmaSync(aHi, bHi, c, 8, NVVM::MMATypes::tf32);
+  }
+  /// tf32 registers (i32) of `values` rounded to nearest, and with the
+  /// split on, of what that rounding left.
+  void splitTf32(ArrayRef<Value> values, SmallVectorImpl<Value> &hi,
+                 SmallVectorImpl<Value> &lo) {
+    auto tf32 = [&](Value x) -> Value {
+      return NVVM::ConvertFloatToTF32Op::create(
+          b, b.getI32Type(), x, NVVM::FPRoundingMode::RNA,
+          NVVM::SaturationMode::NONE, /*relu=*/false);
+    };
+    for (Value x : values) {
+      hi.push_back(tf32(x));
+      if (splitF32)
+        lo.push_back(tf32(fsub(
+            x, arith::BitcastOp::create(b, b.getF32Type(), hi.back()))));
+    }
+  }
+  /// c += a * b on one mma.sync of shape 16 x 8 x k.
+  void mmaSync(ArrayRef<Value> a, ArrayRef<Value> bFrag,
+               MutableArrayRef<Value> c, int64_t k, NVVM::MMATypes type) {
     Type f32 = b.getF32Type();
     auto resultType = LLVM::LLVMStructType::getLiteral(
         b.getContext(), {f32, f32, f32, f32});
     Value d = NVVM::MmaOp::create(
-        b, resultType, a, bFrag, c, ArrayRef<int64_t>{16, 8, 16},
-        std::nullopt, std::nullopt,
-        std::array<NVVM::MMATypes, 2>{mmaType(), mmaType()},
+        b, resultType, a, bFrag, c, ArrayRef<int64_t>{16, 8, k},
+        std::nullopt, std::nullopt, std::array<NVVM::MMATypes, 2>{type, type},
         std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                        NVVM::MMALayout::col});
     for (int64_t i = 0; i < 4; ++i)
@@ -424,22 +544,32 @@ private:
   void loadTile(Value source, Value tile, Value start, Value limit,
                 Value head) {
     int64_t rows = cast<MemRefType>(tile.getType()).getDimSize(0);
-    int64_t chunksPerRow = headDim / 8;
+    int64_t chunkSize = chunkElements();
+    int64_t chunksPerRow = headDim / chunkSize;
     int64_t rowsPerPass = 32 * warps / chunksPerRow;
     Value chunk = remi(tid, chunksPerRow);
     Value firstRow = divi(tid, chunksPerRow);
     Value lastRow = sub(limit, idx(1));
-    for (int64_t pass = 0; pass < rows / rowsPerPass; ++pass) {
+    for (int64_t pass = 0; pass * rowsPerPass < rows; ++pass) {
       Value row = add(firstRow, idx(pass * rowsPerPass));
+      // A tile shorter than one pass leaves the surplus threads idle.
+      std::optional<OpBuilder::InsertionGuard> guard;
+      if ((pass + 1) * rowsPerPass > rows) {
+        auto inTile = scf::IfOp::create(
+            b, cmp(arith::CmpIPredicate::slt, row, idx(rows)), false);
+        guard.emplace(b);
+        b.setInsertionPointToStart(inTile.thenBlock());
+      }
       Value srcRow = add(start, row);
       Value inRange = cmp(arith::CmpIPredicate::slt, srcRow, limit);
-      Value srcElements = select(inRange, idx(8), idx(0));
-      Value dstCol = mul(xori(chunk, remi(row, 8)), idx(8));
+      Value srcElements = select(inRange, idx(chunkSize), idx(0));
+      Value dstCol = mul(xori(chunk, remi(row, 8)), idx(chunkSize));
       nvgpu::DeviceAsyncCopyOp::create(
           b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tile,
           ValueRange{row, dstCol}, source,
-          ValueRange{batchIdx, head, min(srcRow, lastRow), mul(chunk, idx(8))},
-          b.getIndexAttr(8), srcElements, b.getUnitAttr());
+          ValueRange{batchIdx, head, min(srcRow, lastRow),
+                     mul(chunk, idx(chunkSize))},
+          b.getIndexAttr(chunkSize), srcElements, b.getUnitAttr());
     }
     NVVM::CpAsyncCommitGroupOp::create(b);
   }
@@ -647,7 +777,6 @@ private:
     ArrayRef<BlockArgument> tiles = launch.getWorkgroupAttributions();
     Value kTile = tiles[0], vTile = tiles[1], qTile = tiles[2],
           dOTile = tiles[3];
-    int64_t queryRows = gradQueryRows();
     Value kvh = launch.getBlockIds().y;
     Value n0 = mul(launch.getBlockIds().x, idx(blockN));
     Value cols = min(idx(blockN), sub(dims.sk, n0));
@@ -770,7 +899,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
         continue;
       Type element =
           cast<MemRefType>(fn.getArgumentTypes()[0]).getElementType();
-      if (!element.isF16() && !element.isBF16())
+      if (!element.isF16() && !element.isBF16() && !element.isF32())
         continue;
       if (entry.getValue() == "forward")
         specialiseForward(fn, *variant, element);
@@ -781,22 +910,25 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
 
   using EmitKernel =
       llvm::function_ref<void(KernelEmitter &, StringRef kernelName)>;
+  /// The tiles and warps of a kernel for a head dim and element size, or
+  /// none when its tiles cannot fit static shared memory.
+  using PlanKernel = llvm::function_ref<std::optional<KernelShape>(
+      int64_t headDim, int64_t elementBytes)>;
 
   /// Replaces the ops [first, last) of a block with `if (layoutOk and
   /// D == 64) <kernel 64> else if (layoutOk and D == 128) <kernel 128> else
-  /// <the ops>`, built at `first`. Kernels are named <prefix>_d<D>.
-  /// Head dims whose key/value tiles (`tileRows` rows each, two of them)
-  /// fit static shared memory get a kernel; `emitterBlockN` is the key tile
-  /// the kernel's tile phases use.
+  /// <the ops>`, built at `first`. Kernels are named <prefix>_d<D>; head
+  /// dims `plan` gives no shape keep the ops.
   void dispatch(Operation *first, Operation *last, Value layoutOk, Value d,
-                Type element, StringRef prefix, int64_t emitterBlockN,
-                EmitKernel emit, int64_t warps = kWarps) {
+                Type element, StringRef prefix, PlanKernel plan,
+                EmitKernel emit) {
     ImplicitLocOpBuilder b(first->getLoc(), first);
     Block *block = first->getBlock();
     Block *fallback = nullptr;
     int64_t bytes = element.getIntOrFloatBitWidth() / 8;
     for (int64_t headDim : tensor_core::kHeadDims) {
-      if (!tensor_core::tilesFit(emitterBlockN, headDim, bytes))
+      std::optional<KernelShape> shape = plan(headDim, bytes);
+      if (!shape)
         continue;
       Value here = arith::AndIOp::create(
           b, layoutOk,
@@ -806,12 +938,14 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(ifOp.thenBlock());
-        KernelEmitter emitter(b, element, headDim, emitterBlockN, warps);
+        KernelEmitter emitter(b, element, headDim, *shape, allowTf32);
         emit(emitter, (prefix + "_d" + Twine(headDim)).str());
       }
       fallback = ifOp.elseBlock();
       b.setInsertionPointToStart(fallback);
     }
+    if (!fallback)
+      return; // no head dim fits: the ops stay as they are
     fallback->getOperations().splice(fallback->getTerminator()->getIterator(),
                                      block->getOperations(),
                                      first->getIterator(), last->getIterator());
@@ -820,11 +954,21 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// Whether every one of `operands` suits the kernels, computed at `at`.
   Value layoutCheck(Operation *at, Type element, ArrayRef<Value> operands) {
     ImplicitLocOpBuilder b(at->getLoc(), at);
-    KernelEmitter checks(b, element, /*headDim=*/0, blockN);
+    KernelEmitter checks(b, element, /*headDim=*/0, KernelShape{blockN},
+                         allowTf32);
     Value ok = checks.isVectorFriendly(operands[0]);
     for (Value operand : operands.drop_front())
       ok = arith::AndIOp::create(b, ok, checks.isVectorFriendly(operand));
     return ok;
+  }
+
+  /// A K/V tile of up to block-n keys, fewer where f32 tiles would not fit.
+  std::optional<KernelShape> keyTileShape(int64_t headDim, int64_t bytes,
+                                          int64_t warps) {
+    int64_t rows = tensor_core::fittingTileRows(blockN, headDim, bytes);
+    if (!rows)
+      return std::nullopt;
+    return KernelShape{rows, warps};
   }
 
   /// The whole forward body becomes the fallback of the kernels.
@@ -841,11 +985,13 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     ImplicitLocOpBuilder b(fn.getLoc(), first);
     Value d = memref::DimOp::create(b, args.q, 3);
     dispatch(first, body.getTerminator(), layoutOk, d, element,
-             (fn.getSymName() + "_mma").str(), blockN,
+             (fn.getSymName() + "_mma").str(),
+             [&](int64_t headDim, int64_t bytes) {
+               return keyTileShape(headDim, bytes, forwardWarps);
+             },
              [&](KernelEmitter &emitter, StringRef name) {
                emitter.emitForward(variant, args, name);
-             },
-             forwardWarps);
+             });
   }
 
   /// fa-tile's dK/dV and dQ loops each become the fallback of kernels; the
@@ -880,14 +1026,27 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     ImplicitLocOpBuilder b(fn.getLoc(), first);
     Value d = memref::DimOp::create(b, args.q, 3);
     std::string prefix = fn.getSymName().str();
-    // dK/dV blocks own kBlockM keys (4 warps x 16), whatever block-n is.
+    // dK/dV blocks own 16 keys per warp, whatever block-n is: 4 warps
+    // where K, V and Q, dO tiles of at least 16 rows fit, else 2, with the
+    // most query rows (up to 64) that fit beside them.
+    auto dkdvShape = [](int64_t headDim,
+                        int64_t bytes) -> std::optional<KernelShape> {
+      for (int64_t warps : {kWarps, kWarps / 2})
+        for (int64_t queryRows : {64, 32, 16})
+          if (tensor_core::tilesFit(16 * warps + queryRows, headDim, bytes))
+            return KernelShape{16 * warps, warps, queryRows};
+      return std::nullopt;
+    };
     dispatch(dkdv, dkdv->getNextNode(), layoutOk, d, element,
-             prefix + "_mma_dk_dv", kBlockM,
+             prefix + "_mma_dk_dv", dkdvShape,
              [&](KernelEmitter &emitter, StringRef name) {
                emitter.emitDkDv(variant, args, name);
              });
     dispatch(dq, dq->getNextNode(), layoutOk, d, element, prefix + "_mma_dq",
-             blockN, [&](KernelEmitter &emitter, StringRef name) {
+             [&](int64_t headDim, int64_t bytes) {
+               return keyTileShape(headDim, bytes, kWarps);
+             },
+             [&](KernelEmitter &emitter, StringRef name) {
                emitter.emitDq(variant, args, name);
              });
   }

@@ -11,12 +11,35 @@ from . import api as _api
 from .api import cache_info, clear_cache, compile, softmax_matmul
 
 __all__ = ["attention", "softmax_matmul", "compile", "cache_info",
-           "clear_cache", "gpu_available"]
+           "clear_cache", "gpu_available", "workspace_peak_bytes",
+           "reset_workspace_peak"]
 
 
 def gpu_available():
     """(True, "") when fa can launch kernels here, else (False, why)."""
     return _api._fa.gpu_available()
+
+
+# fa's GPU workspaces (the backward's row statistics, dsinks partials) come
+# from the CUDA driver's stream-ordered pool, which torch.cuda's memory
+# statistics do not see; add these to them for fa's peak memory.
+_workspace_peak = 0
+
+
+def workspace_peak_bytes():
+    """The most bytes of device workspace fa held at once since the last
+    reset_workspace_peak() (or the start)."""
+    global _workspace_peak
+    _workspace_peak = max(_workspace_peak,
+                          _api._fa.take_workspace_peak_bytes())
+    return _workspace_peak
+
+
+def reset_workspace_peak():
+    """Restarts workspace_peak_bytes() from what fa holds now."""
+    global _workspace_peak
+    _api._fa.take_workspace_peak_bytes()
+    _workspace_peak = 0
 
 
 def attention(q, k, v, *, causal=False, window=None, sink_tokens=0,

@@ -117,16 +117,26 @@ def _empty_like(x, shape, dtype_name):
     return np.empty(shape, dtype=_NUMPY_BY_NAME[dtype_name])
 
 
-def _program(key, make_text, dtype, target):
-    program = _programs.get((key, dtype, target))
+def _allow_tf32(x, dtype):
+    """Whether f32 CUDA tensors may run on tf32 (one MMA per product
+    instead of three): PyTorch's own switch for matmuls decides, so fa
+    rounds exactly when torch.matmul would."""
+    return (dtype == "f32" and _is_torch(x) and x.is_cuda and
+            torch.backends.cuda.matmul.allow_tf32)
+
+
+def _program(key, make_text, dtype, target, allow_tf32=False):
+    program_key = (key, dtype, target, allow_tf32)
+    program = _programs.get(program_key)
     if program is None:
         start = time.perf_counter()
         program = _fa.Program.compile(make_text(), f"<fa {key[0]}>",
-                                      dtype=dtype, target=target)
-        log.debug("fa: compiled %s for %s/%s in %.2f s (disk cache: %s)",
-                  key, dtype, target, time.perf_counter() - start,
-                  program.cache_status)
-        _programs[(key, dtype, target)] = program
+                                      dtype=dtype, target=target,
+                                      allow_tf32=allow_tf32)
+        log.debug("fa: compiled %s for %s/%s (tf32: %s) in %.2f s (disk "
+                  "cache: %s)", key, dtype, target, allow_tf32,
+                  time.perf_counter() - start, program.cache_status)
+        _programs[program_key] = program
     return program
 
 
@@ -207,7 +217,7 @@ def _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale):
     key = ("attention", learnable, tuple(sorted(variant.items())))
     program = _program(key, lambda: attention_spec(
         "attention", dtype, learnable, **variant), dtype,
-        _target(q))
+        _target(q), _allow_tf32(q, dtype))
     return dtype, program
 
 
@@ -263,15 +273,19 @@ def softmax_matmul(x, v):
     return out
 
 
-def compile(path_or_text, kernel=None, dtype=None, target="auto"):
+def compile(path_or_text, kernel=None, dtype=None, target="auto",
+            allow_tf32=False):
     """Compiles a spec (a path or the text itself); returns a Program whose
-    `run(kernel, entry, tensors)` takes (pointer, dtype, sizes, strides)."""
+    `run(kernel, entry, tensors)` takes (pointer, dtype, sizes, strides).
+    allow_tf32: f32 on the GPU rounds the tensor cores' inputs to tf32
+    (faster, 10-bit mantissa) instead of keeping f32 accuracy."""
     if os.path.exists(path_or_text):
         with open(path_or_text) as f:
             text, name = f.read(), path_or_text
     else:
         text, name = path_or_text, "<string>"
-    program = _fa.Program.compile(text, name, dtype=dtype, target=target)
+    program = _fa.Program.compile(text, name, dtype=dtype, target=target,
+                                  allow_tf32=allow_tf32)
     if kernel is not None and kernel not in [k["name"]
                                              for k in program.kernels]:
         raise ValueError(f"no kernel named {kernel!r} in {name}; it has " +

@@ -47,7 +47,8 @@ std::unique_ptr<fa::Program> compile(const std::string &text,
                                      std::optional<std::string> dtype,
                                      const std::string &target,
                                      int64_t blockM, int64_t blockN,
-                                     int64_t mmaBlockN, int64_t mmaWarps) {
+                                     int64_t mmaBlockN, int64_t mmaWarps,
+                                     bool allowTf32) {
   fa::CompileOptions options;
   if (dtype)
     options.dtype = dtypeFromName(*dtype);
@@ -56,6 +57,7 @@ std::unique_ptr<fa::Program> compile(const std::string &text,
   options.blockN = blockN;
   options.mmaBlockN = mmaBlockN;
   options.mmaWarps = mmaWarps;
+  options.allowTf32 = allowTf32;
   std::string error;
   std::unique_ptr<fa::Program> program;
   {
@@ -118,7 +120,8 @@ PYBIND11_MODULE(_fa, m) {
       .def_static("compile", &compile, py::arg("text"), py::arg("name"),
                   py::arg("dtype") = py::none(), py::arg("target") = "auto",
                   py::arg("block_m") = 0, py::arg("block_n") = 0,
-                  py::arg("mma_block_n") = 0, py::arg("mma_warps") = 0)
+                  py::arg("mma_block_n") = 0, py::arg("mma_warps") = 0,
+                  py::arg("allow_tf32") = false)
       .def("run", &run, py::arg("kernel"), py::arg("entry"),
            py::arg("tensors"), py::arg("stream") = py::none())
       .def_property_readonly("kernels",
@@ -141,4 +144,7 @@ PYBIND11_MODULE(_fa, m) {
     bool ok = fa::gpuAvailable(&why);
     return py::make_tuple(ok, why);
   });
+  m.def("take_workspace_peak_bytes", &fa::takeWorkspacePeakBytes,
+        "Most bytes of device workspace fa held at once since the last "
+        "call; restarts the count.");
 }

@@ -154,6 +154,49 @@ print("ok", bool(torch.isfinite(o).all()))
 
 
 @pytest.mark.skipif("cuda" not in DEVICES, reason="needs a GPU")
+def test_float32_takes_tf32_only_when_torch_allows_it():
+    # f32 runs on the tensor cores either way: three tf32 MMAs per product
+    # (f32 accuracy) by default, one when torch allows tf32 for matmuls.
+    torch.manual_seed(3)
+    q = torch.randn(2, 4, 100, 128, device="cuda", requires_grad=True)
+    k = torch.randn(2, 2, 150, 128, device="cuda", requires_grad=True)
+    v = torch.randn(2, 2, 150, 128, device="cuda", requires_grad=True)
+    do = torch.randn(2, 4, 100, 128, device="cuda")
+    refs = [x.detach().double().requires_grad_() for x in (q, k, v)]
+    ref = reference(*refs, causal=True)
+    ref.backward(do.double())
+    before = torch.backends.cuda.matmul.allow_tf32
+    outputs = {}
+    try:
+        for allow, tol in ((False, 1e-4), (True, 5e-3)):
+            torch.backends.cuda.matmul.allow_tf32 = allow
+            for x in (q, k, v):
+                x.grad = None
+            o = fa.attention(q, k, v, causal=True)
+            o.backward(do)
+            assert rel(o, ref) < tol, allow
+            for x, r in zip((q, k, v), refs):
+                assert rel(x.grad, r.grad) < tol, allow
+            outputs[allow] = o.detach()
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
+    assert not torch.equal(outputs[False], outputs[True])
+
+
+@pytest.mark.skipif("cuda" not in DEVICES, reason="needs a GPU")
+def test_workspace_peak_counts_the_backwards_row_statistics():
+    # D = rowsum(dO * o), [B, Hq, Sq] in f32, lives in fa's own workspace.
+    q, k, v = (torch.randn(2, 4, 300, 64, device="cuda", dtype=torch.bfloat16,
+                           requires_grad=True) for _ in range(3))
+    fa.reset_workspace_peak()
+    fa.attention(q, k, v, causal=True).sum().backward()
+    torch.cuda.synchronize()
+    assert fa.workspace_peak_bytes() >= 2 * 4 * 300 * 4
+    fa.reset_workspace_peak()
+    assert fa.workspace_peak_bytes() == 0
+
+
+@pytest.mark.skipif("cuda" not in DEVICES, reason="needs a GPU")
 def test_two_processes_autotuning_one_shape_leave_a_valid_cache(tmp_path):
     """Both tune at once (each times every candidate and stores its pick);
     a third process then finds the choice in the cache and tunes nothing."""

@@ -1,5 +1,6 @@
 // RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core | FileCheck %s
 // RUN: fa-opt %s --fa-specialize-element-type=element-type=f32 --fa-tile --fa-gpu-tensor-core | FileCheck %s --check-prefix=F32
+// RUN: fa-opt %s --fa-specialize-element-type=element-type=f32 --fa-tile --fa-gpu-tensor-core=allow-tf32=true | FileCheck %s --check-prefix=TF32
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core=block-n=24 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: fa-opt %s --fa-tile --fa-gpu-tensor-core=block-n=128 | FileCheck %s --check-prefix=WIDE
 // RUN: fa-opt %s --fa-tile --fa-gpu-tensor-core=forward-warps=8 | FileCheck %s --check-prefix=WARPS8
@@ -17,21 +18,46 @@
 // WARPS8: gpu.launch blocks({{.*}}) threads({{.*}}) in ({{.*}} = %[[BTHREADS]], {{.*}}) module(@gqa_backward_mma_dk_dv_d64)
 
 // block-n = 128: K and V tiles of 128 x 128 bf16 would need 64 KiB of
-// shared memory, so D = 128 forwards and dQ keep the scalar loops; dK/dV
+// shared memory, so D = 128 forwards and dQ take tiles of 64 keys; dK/dV
 // blocks own 64 keys whatever block-n is.
 // WIDE-LABEL: func.func @gqa_forward(
 // WIDE: function(@gqa_forward_mma_d64) workgroup({{.*}} : memref<128x64xbf16
-// WIDE-NOT: gqa_forward_mma_d128
+// WIDE: function(@gqa_forward_mma_d128) workgroup({{.*}} : memref<64x128xbf16
 // WIDE-LABEL: func.func @gqa_backward(
 // WIDE: function(@gqa_backward_mma_dk_dv_d64) workgroup({{.*}} : memref<64x64xbf16
 // WIDE: function(@gqa_backward_mma_dk_dv_d128)
 // WIDE: function(@gqa_backward_mma_dq_d64) workgroup({{.*}} : memref<128x64xbf16
-// WIDE-NOT: gqa_backward_mma_dq_d128
+// WIDE: function(@gqa_backward_mma_dq_d128) workgroup({{.*}} : memref<64x128xbf16
 
-// f32 entries keep the scalar tile loops only.
+// f32 entries run on tf32 m16n8k8 MMAs; f32 tiles take half the keys at
+// D = 128 to fit 48 KiB (and dK/dV blocks 2 warps of 16 keys with 16
+// query rows). Each product is three MMAs on the operands' hi and lo tf32
+// halves, small terms first: lo*hi, hi*lo, hi*hi.
 // F32-LABEL: func.func @gqa_forward(
-// F32-NOT: gpu.launch
-// F32-NOT: nvvm.mma.sync
+// F32: function(@gqa_forward_mma_d64) workgroup({{.*}} : memref<64x64xf32, {{.*}}, {{.*}} : memref<64x64xf32
+// F32: %[[AHI:.*]] = nvvm.convert.float.to.tf32 %[[A:[0-9]+]] {rnd = #nvvm.fp_rnd_mode<rna>}
+// F32: %[[AHIF:.*]] = arith.bitcast %[[AHI]] : i32 to f32
+// F32: %[[ALOF:.*]] = arith.subf %[[A]], %[[AHIF]] : f32
+// F32: %[[ALO:.*]] = nvvm.convert.float.to.tf32 %[[ALOF]]
+// F32: nvvm.mma.sync A[%[[ALO]], {{.*}}]  B[{{.*}}] {{.*}} multiplicandAPtxType = #nvvm.mma_type<tf32>, {{.*}} shape = #nvvm.shape<m = 16, n = 8, k = 8>
+// F32-NEXT: llvm.extractvalue
+// F32-NEXT: llvm.extractvalue
+// F32-NEXT: llvm.extractvalue
+// F32-NEXT: llvm.extractvalue
+// F32-NEXT: nvvm.mma.sync A[%[[AHI]], {{.*}}]
+// F32: nvvm.mma.sync A[%[[AHI]], {{.*}}]
+// F32: function(@gqa_forward_mma_d128) workgroup({{.*}} : memref<32x128xf32, {{.*}}, {{.*}} : memref<32x128xf32
+// F32-LABEL: func.func @gqa_backward(
+// F32: gpu.launch blocks({{.*}}) threads({{.*}}) in ({{.*}} = %c64{{(_[0-9]+)?}}, {{.*}}) {{.*}} function(@gqa_backward_mma_dk_dv_d128) workgroup({{.*}} : memref<32x128xf32, {{.*}}, {{.*}} : memref<32x128xf32, {{.*}}, {{.*}} : memref<16x128xf32, {{.*}}, {{.*}} : memref<16x128xf32
+// F32: function(@gqa_backward_mma_dq_d128) workgroup({{.*}} : memref<32x128xf32
+
+// With tf32 allowed, one MMA per product on the rounded operands.
+// TF32-LABEL: func.func @gqa_forward(
+// TF32: %[[AHI:.*]] = nvvm.convert.float.to.tf32
+// TF32-NOT: arith.subf
+// TF32: nvvm.mma.sync A[%[[AHI]], {{.*}}]  B[{{.*}}] {{.*}} shape = #nvvm.shape<m = 16, n = 8, k = 8>
+// TF32-NOT: arith.subf
+// TF32: nvvm.mma.sync
 
 // The forward: a layout check (unit stride on D, strides % 8, 16-byte
 // alignment), then one kernel per head dim, then the scalar loops.

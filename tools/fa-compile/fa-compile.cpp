@@ -50,6 +50,11 @@ static cl::opt<std::string> emit(
     cl::cat(faCompileCategory), "emit",
     cl::desc("what to write: ptx (to a file) or export (into a directory); "
              "default: ptx for -o - and *.ptx, else export"));
+static cl::opt<bool> allowTf32(
+    cl::cat(faCompileCategory), "allow-tf32",
+    cl::desc("f32: one tf32 MMA per product (10-bit mantissa) instead of "
+             "three"),
+    cl::init(false));
 static cl::opt<std::string> outputPath(cl::cat(faCompileCategory), "o",
                                        cl::desc("output file or directory"),
                                        cl::init("-"));
@@ -190,6 +195,7 @@ int main(int argc, char **argv) {
   if (!dtypeName.empty() && !(options.dtype = fa::parseDType(dtypeName)))
     return fail("--dtype: unknown '" + dtypeName +
                 "'; expected f16, bf16, f32 or f64");
+  options.allowTf32 = allowTf32;
   auto file = MemoryBuffer::getFile(specPath);
   if (!file)
     return fail("cannot read '" + specPath + "': " +

@@ -77,6 +77,12 @@ static cl::opt<int64_t> mmaWarps(
              "autotuned, or 4 with FA_AUTOTUNE=0)"),
     cl::init(0));
 
+static cl::opt<bool> allowTf32(
+    cl::cat(faRunCategory), "allow-tf32",
+    cl::desc("f32 on the GPU: one tf32 MMA per product (faster, 10-bit "
+             "mantissa; checked at f16's tolerance) instead of three"),
+    cl::init(false));
+
 namespace {
 
 //===----------------------------------------------------------------------===//
@@ -209,7 +215,8 @@ double tolerance(fa::DType dtype) {
   case fa::DType::F64:
     return 1e-10;
   case fa::DType::F32:
-    return 1e-4;
+    // tf32 operands carry f16's 10-bit mantissa.
+    return allowTf32 ? tolerance(fa::DType::F16) : 1e-4;
   case fa::DType::F16:
     return 5e-3;
   case fa::DType::BF16:
@@ -506,6 +513,7 @@ int main(int argc, char **argv) {
     die("--mma-warps must be 4 or 8, got " + std::to_string(mmaWarps));
   options.mmaBlockN = mmaBlockN;
   options.mmaWarps = mmaWarps;
+  options.allowTf32 = allowTf32;
 
   auto file = MemoryBuffer::getFile(specPath);
   if (!file)

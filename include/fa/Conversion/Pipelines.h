@@ -35,6 +35,11 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("warps per forward block of the tensor-core kernels, 4 "
                      "or 8 (0: the pass default)"),
       llvm::cl::init(0)};
+  Option<bool> allowTf32{
+      *this, "allow-tf32",
+      llvm::cl::desc("f32 inputs: one tf32 MMA per product instead of three "
+                     "on a hi/lo split (faster, 10-bit mantissa)"),
+      llvm::cl::init(false)};
   Option<std::string> chip{*this, "chip", llvm::cl::desc("GPU arch, sm_XX"),
                            llvm::cl::init("sm_90")};
   Option<std::string> features{*this, "features",

@@ -54,7 +54,7 @@ def FATile : Pass<"fa-tile", "::mlir::ModuleOp"> {
 }
 
 def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
-  let summary = "Run f16/bf16 attention forwards and backwards on the tensor cores";
+  let summary = "Run attention forwards and backwards on the tensor cores";
   let description = [{
     Runs after fa-tile, on its tiled entries. A dispatch on the run-time
     head dim and layout goes in front of the scalar tile loops: when D is
@@ -89,7 +89,10 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     Option<"blockN", "block-n", "int64_t", "64",
            "keys per shared-memory tile (a multiple of 16)">,
     Option<"forwardWarps", "forward-warps", "int64_t", "4",
-           "warps per forward block, 16 query rows each (4 or 8)">
+           "warps per forward block, 16 query rows each (4 or 8)">,
+    Option<"allowTf32", "allow-tf32", "bool", "false",
+           "f32 inputs: one tf32 MMA per product (10-bit mantissa) instead "
+           "of three on a hi/lo split (f32 accuracy)">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
     "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",

@@ -14,7 +14,7 @@
 namespace fa::tensor_core {
 
 /// Head dims with a tensor-core kernel. The shared-memory swizzle needs at
-/// least 8 chunks of 8 elements per row; the registers of 16 rows x D
+/// least 8 chunks of 16 bytes per row (16 for f32); the registers of 16 rows x D
 /// accumulators per warp bound it above.
 inline constexpr int64_t kHeadDims[] = {64, 128};
 
@@ -34,6 +34,17 @@ inline constexpr bool hasKernel(int64_t headDim) {
 inline constexpr bool tilesFit(int64_t rows, int64_t headDim,
                                int64_t elementBytes) {
   return 2 * rows * headDim * elementBytes <= kStaticSharedBytes;
+}
+
+/// The largest tile of at most `requested` rows (halving, down to 16) whose
+/// two tiles fit; 0 when none does. f32 tiles take half as many rows as
+/// f16 ones at the same head dim.
+inline constexpr int64_t fittingTileRows(int64_t requested, int64_t headDim,
+                                         int64_t elementBytes) {
+  for (int64_t rows = requested; rows >= 16; rows /= 2)
+    if (tilesFit(rows, headDim, elementBytes))
+      return rows;
+  return 0;
 }
 
 } // namespace fa::tensor_core
