@@ -145,12 +145,10 @@ def measure(impl, variant, deadline):
                    hit_overhead_ms=f"{warm['second_ms'] - warm['kernel_ms']:.3f}",
                    cache=f"{cold['cache']} -> {warm['cache']}",
                    status="ok", gpu=warm["gpu"])
-    except common.Skipped as e:
-        row["status"] = str(e)
     except subprocess.TimeoutExpired:
         row["status"] = "error: timed out"
     except Exception as e:  # recorded, never a crash
-        row["status"] = "error: " + common.short_error(e)
+        row["status"] = common.failure(e)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return row

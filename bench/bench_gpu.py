@@ -22,9 +22,9 @@ Implementations, each where it expresses the variant:
                 log-sum-exp, o * sigmoid(lse - sink) (one extra logit s in a
                 row with normalizer Z scales it by Z / (Z + e^s)); the
                 gradient reaches the sinks through lse
-  eager         every score materialized, softmax in float32 (gpt-oss rows
-                only, which nothing else but fa and flex expresses);
-                skipped when its memory is predicted not to fit
+  eager         every score materialized, softmax in float32: the gpt-oss
+                rows, whose learnable sinks SDPA cannot express; skipped
+                where its memory is predicted not to fit
 
 Timing: CUDA events, warm-up, median of --reps, all through PyTorch (fa runs
 on torch's stream). TFLOP/s count 4 * D flops per visible (query, key) pair
@@ -36,6 +36,7 @@ the run within a device call.
 usage: bench_gpu.py --csv OUT.csv [--variants a,b | --only dense|variants]
                     [--impls fa,fa-default,sdpa-flash2,sdpa-cudnn,flex,eager]
                     [--no-flex] [--head-dims 64,128] [--seqs 1024,...]
+                    [--fa-default-seqs 16384] [--warmup N] [--reps N]
                     [--budget S] [--time-limit S] [--plot-dir DIR]
 """
 import argparse
@@ -204,7 +205,8 @@ def tuned_config(lines):
     picks = [f"{m.group(1)}: {m.group(2)}" for m in
              (re.search(r"fa: autotuning \S+ (\w+) .*: chose (.*)", line)
               for line in lines) if m]
-    return "; ".join(picks) or "autotuned (no choice logged: kernel cache)"
+    return "; ".join(picks) or "autotuned: no choice logged (kernel " \
+        "cache, or nothing to tune)"
 
 
 def bench_row(impl, cfg, args, fa, deadline, predictor, gpu, out):
@@ -238,9 +240,7 @@ def bench_row(impl, cfg, args, fa, deadline, predictor, gpu, out):
                 predictor=predictor, key=(impl, cfg["variant"], cfg["d"]),
                 flops=flops, fa=fa if impl.startswith("fa") else None)
     except Exception as e:  # recorded, never a crash
-        r = dict(failure=str(e) if isinstance(e, Skipped) else
-                 "OOM" if common.is_oom(e) else
-                 "error: " + common.short_error(e), notes=[])
+        r = dict(failure=common.failure(e), notes=[])
     bwd_flops = common.BACKWARD_FLOP_RATIO * flops
     for phase, work in (("fwd", flops), ("bwd", bwd_flops)):
         ms, peak = r.get(f"{phase}_ms"), r.get(f"{phase}_peak")
@@ -291,7 +291,8 @@ def main():
                         help="seconds for the whole run; rows not started "
                              "by then are recorded as skipped")
     parser.add_argument("--plot-dir",
-                        help="PNGs of the CSV (default: plots/ beside it)")
+                        help="PNGs of the CSV (default: the CSV's path "
+                             "without .csv, plus -plots)")
     parser.add_argument("--fa-run", help="ignored: fa now runs through its "
                         "Python package (kept for old command lines)")
     args = parser.parse_args()
@@ -336,8 +337,8 @@ def main():
                     bench_row(impl, cfg, args, fa, deadline, predictor, gpu,
                               out)
     out.close()
-    common.plot_hint([args.csv], args.plot_dir or os.path.join(
-        os.path.dirname(os.path.abspath(args.csv)), "plots"))
+    common.plot_hint([args.csv], args.plot_dir or
+                     os.path.splitext(args.csv)[0] + "-plots")
     return 0
 
 

@@ -11,9 +11,10 @@ forward_ms_mean, forward_ms_std, forward_peak_MiB:
   test": True on fa's rows (there is no Triton here), False on PyTorch's.
 - `BLOCK`: the homework sweeps BLOCK_1 = BLOCK_2 over 16/32/64; fa picks its
   own tiles and its Python API takes none, so fa has one row per d2 with
-  BLOCK "auto" (float32 runs fa's scalar GPU path, tiles of one row and one
-  key per thread; f16/bf16 would run the autotuned tensor-core kernels).
-  PyTorch's rows leave it empty (<NA>), as the homework does.
+  BLOCK "auto" (softmax_matmul runs fa's scalar GPU path, one row and one
+  key per thread: V's 512 columns are beyond the tensor-core kernels' head
+  dims of 64 and 128). PyTorch's rows leave it empty (<NA>), as the
+  homework does.
 - mean and standard deviation of `--reps` (100) CUDA-event timed calls after
   `--warmup` (10); failed configs leave the nullable columns empty and say
   why in the log.
@@ -40,14 +41,17 @@ storages autograd keeps for backward (saved_tensors_hooks, inputs included:
 q, k, v, o and lse for fa), taken on the uncompiled call (one op saves the
 same tensors under torch.compile).
 
-fa in float32 runs its scalar path, far slower than the others: each
-measurement gets at most --budget seconds (a config predicted not to fit is
-recorded as skipped, one that fits only partly keeps fewer reps and says
-so), and --time-limit bounds the whole run.
+float32 in fa: attention runs the tensor-core kernels on tf32 MMAs, three
+per product on hi/lo halves for float32 accuracy (one with --tf32, which
+sets torch.backends.cuda.matmul.allow_tf32 for PyTorch and fa alike);
+softmax_matmul runs the scalar path, far slower. So each measurement gets
+at most --budget seconds (a config predicted not to fit is recorded as
+skipped, one that fits only partly keeps fewer reps and says so), and
+--time-limit bounds the whole run.
 
 usage: bench_homework.py [--out-dir DIR] [--only softmax|attention]
        [--d2s 64,...] [--seqs 256,...] [--impl pytorch_sdpa,fa,...]
-       [--causal] [--no-compile] [--budget S] [--time-limit S]
+       [--causal] [--no-compile] [--tf32] [--budget S] [--time-limit S]
 """
 import argparse
 import sys
@@ -57,7 +61,6 @@ import torch
 import torch.nn.functional as F
 
 import common
-from common import Skipped
 
 SOFTMAX_FIELDS = ["batch_size", "d1", "d2", "d3", "triton", "BLOCK",
                   "forward_ms_mean", "forward_ms_std", "forward_peak_MiB"]
@@ -99,11 +102,8 @@ def run_softmax(args, fa, out, deadline, predictor):
                            forward_ms_std=fmt(std),
                            forward_peak_MiB=fmt(peak))
                 why = why or "ok"
-            except Skipped as e:
-                why = str(e)
             except Exception as e:  # recorded, never a crash
-                why = "OOM" if common.is_oom(e) else \
-                    "error: " + common.short_error(e)
+                why = common.failure(e)
             x = v = fn = None
             common.free_cuda()
             out.write(row)
@@ -156,9 +156,7 @@ def run_attention(args, fa, out, deadline, predictor, gpu):
                 if r["fwd_ms"] is not None and r["failure"] != "OOM":
                     row["saved_activations_MiB"] = saved_mib(eager, q, k, v)
             except Exception as e:  # recorded, never a crash
-                r = dict(failure=str(e) if isinstance(e, Skipped) else
-                         "OOM" if common.is_oom(e) else
-                         "error: " + common.short_error(e), notes=[])
+                r = dict(failure=common.failure(e), notes=[])
             row.update(forward_ms=fmt(r.get("fwd_ms")),
                        forward_peak_MiB=fmt(r.get("fwd_peak")),
                        backward_ms=fmt(r.get("bwd_ms")),
@@ -222,6 +220,9 @@ def main():
                              "not)")
     parser.add_argument("--no-compile", action="store_true",
                         help="attention without torch.compile")
+    parser.add_argument("--tf32", action="store_true",
+                        help="float32 matmuls on tf32, PyTorch's and fa's "
+                             "(torch.backends.cuda.matmul.allow_tf32)")
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--reps", type=int, default=100)
     parser.add_argument("--budget", type=float, default=20.0,
@@ -238,6 +239,7 @@ def main():
         sys.exit("bench_homework.py needs a CUDA GPU")
     fa = common.import_fa()
     common.set_recompile_limit(64)
+    torch.backends.cuda.matmul.allow_tf32 = args.tf32
     gpu = torch.cuda.get_device_name()
     start = time.monotonic()
     paths = []

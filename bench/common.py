@@ -15,6 +15,7 @@ Memory conventions (every table):
 import contextlib
 import csv
 import gc
+import importlib.util
 import math
 import os
 import sys
@@ -172,9 +173,10 @@ def measure(fn, warmup, reps, budget, predicted=None):
             fn()
         return [cuda_ms(fn) for _ in range(reps)], ""
     # The two calls above warmed up; spend what is left on timed calls.
-    times = [first] + [cuda_ms(fn) for _ in range(max(min(fits, reps) - 1,
-                                                      0))]
-    return times, f"{len(times)} of {reps} reps (budget {budget:.0f} s)"
+    n = max(min(fits, reps), 1)
+    times = [first] + [cuda_ms(fn) for _ in range(n - 1)]
+    return times, ("" if n == reps else
+                   f"{n} of {reps} reps (budget {budget:.0f} s)")
 
 
 def set_recompile_limit(n):
@@ -220,15 +222,22 @@ def forward_backward(fwd, inputs, *, warmup, reps, budget, predictor, key,
         r["bwd_ms"] = median(times)
         predictor.add((key, "bwd"), flops, r["bwd_ms"] / 1e3)
         _, r["bwd_peak"] = peak_mib(grad, fa)
-    except Skipped as e:
-        r["failure"] = str(e) if phase == "forward" else \
-            str(e).replace("skipped", "skipped(backward)", 1)
     except Exception as e:  # recorded, never a crash
-        if is_oom(e):
-            r["failure"] = "OOM" if phase == "forward" else "OOM(backward)"
-        else:
-            r["failure"] = f"error: {phase}: {short_error(e)}"
+        r["failure"] = failure(e, phase)
     return r
+
+
+def failure(e, phase=None):
+    """An exception as a status: skipped..., OOM, OOM(backward) (the
+    homework's spelling) or error: ...; `phase` is "forward" or "backward"
+    where one was running."""
+    backward = phase == "backward"
+    if isinstance(e, Skipped):
+        return str(e).replace("skipped", "skipped(backward)", 1) \
+            if backward else str(e)
+    if is_oom(e):
+        return "OOM(backward)" if backward else "OOM"
+    return f"error: {phase + ': ' if phase else ''}{short_error(e)}"
 
 
 def status(result):
@@ -300,7 +309,6 @@ class CsvOut:
         self.writer = csv.DictWriter(self.file, fieldnames=fields)
         self.writer.writeheader()
         self.file.flush()
-        self.path = path
 
     def write(self, row):
         self.writer.writerow({k: "" if v is None else v
@@ -369,10 +377,11 @@ def eager_attention(q, k, v, causal=False, window=None, sink_tokens=0,
 
 
 def eager_peak_bytes(b, hq, s):
-    """What eager_attention's forward and backward hold at once, roughly:
-    16 bytes per score (float32 scores, softmax and its gradient alive
-    together, plus the low-precision copies)."""
-    return 16 * b * hq * s * (s + 1)
+    """What eager_attention's forward and backward hold at once, roughly
+    and on the high side: 20 bytes per score (the saved float32 softmax and
+    bf16 probabilities, plus float32 gradients of the softmax, the mask and
+    the scaling alive during the backward)."""
+    return 20 * b * hq * s * (s + 1)
 
 
 def print_table(rows, fields):
@@ -387,15 +396,15 @@ def print_table(rows, fields):
 
 
 def plot_hint(csv_paths, out_dir):
-    """Draws the PNGs when matplotlib is here, else says how to."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
+    """Draws the PNGs when matplotlib is here, else says how to; never
+    fails the run, whose CSVs are written by then."""
+    hint = (f"python3 bench/plot.py {' '.join(csv_paths)} --out {out_dir}")
+    if importlib.util.find_spec("matplotlib") is None:
         print(f"matplotlib is not installed here; make the PNGs anywhere "
-              f"with: python3 bench/plot.py {' '.join(csv_paths)} "
-              f"--out {out_dir}")
+              f"with: {hint}")
         return
-    sys.path.insert(0, here)
-    import plot
-    plot.main(list(csv_paths) + ["--out", out_dir])
+    try:
+        import plot
+        plot.main(list(csv_paths) + ["--out", out_dir])
+    except Exception as e:
+        print(f"plotting failed ({short_error(e)}); try: {hint}")

@@ -20,9 +20,15 @@ import os
 import sys
 
 COLORS = {"fa": "tab:red", "fa-default": "tab:orange",
+          "pytorch_sdpa": "tab:blue", "pytorch_eager": "tab:gray",
+          "PyTorch softmax(x) @ V": "tab:blue",
           "sdpa-flash2": "tab:blue", "sdpa-cudnn": "tab:green",
           "flex": "tab:purple", "flex-attention": "tab:purple",
           "eager": "tab:gray"}
+
+
+def color(label):
+    return dict(color=COLORS.get(label))
 
 
 def number(text):
@@ -39,16 +45,17 @@ def read(paths):
         with open(path, newline="") as f:
             reader = csv.DictReader(f)
             fields = reader.fieldnames or []
-            if "variant" in fields:
+            if "fwd_tflops" in fields:
                 kind, key = "variants", ("impl", "variant", "d", "s")
             elif "d2" in fields:
                 kind, key = "softmax", ("triton", "BLOCK", "d2")
             elif "seq_len" in fields:
                 kind, key = "attention", ("implementation", "d_model",
                                           "seq_len")
-            else:
-                sys.exit(f"{path}: not a CSV of bench_gpu.py or "
-                         "bench_homework.py")
+            else:  # e.g. bench_compile.py's table: nothing to draw
+                print(f"{path}: skipped (not a table of bench_gpu.py or "
+                      "bench_homework.py)")
+                continue
             for row in reader:
                 kinds[kind][tuple(row[k] for k in key)] = row
     return {k: list(v.values()) for k, v in kinds.items()}
@@ -81,8 +88,21 @@ def draw(ax, series, title, ylabel, xlabel, style=lambda label: {}):
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
-    if series:
-        ax.legend(fontsize=7)
+
+
+def finish(fig, axes, title, path):
+    """One legend for all panels, beside them; saves and closes."""
+    handles = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    labels = sorted(handles)
+    fig.legend([handles[label] for label in labels], labels,
+               loc="center right", fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0, 0.86, 1))
+    fig.savefig(path, dpi=110)
+    return path
 
 
 def plot_variants(plt, rows, out):
@@ -95,8 +115,7 @@ def plot_variants(plt, rows, out):
 
     def style(label):
         impl, d = label.rsplit(" D", 1)
-        return dict(color=COLORS.get(impl),
-                    linestyle="--" if d == "64" else "-")
+        return dict(color(impl), linestyle="--" if d == "64" else "-")
     label_of = lambda r: f"{r['impl']} D{r['d']}"
     for variant in sorted({r["variant"] for r in rows}):
         mine = [r for r in rows if r["variant"] == variant]
@@ -107,18 +126,17 @@ def plot_variants(plt, rows, out):
             continue
         cols = 2
         nrows = (len(series) + 1) // cols
-        fig, axes = plt.subplots(nrows, cols, figsize=(11, 4 * nrows),
+        fig, axes = plt.subplots(nrows, cols, figsize=(12, 4 * nrows),
                                  squeeze=False)
         for ax, (data, title, unit) in zip(axes.flat, series):
             draw(ax, data, title, unit, "S (B*S = 16k tokens)", style)
+            if unit.startswith("MiB"):
+                ax.set_yscale("log")  # eager's scores dwarf the rest
         for ax in list(axes.flat)[len(series):]:
             ax.set_visible(False)
-        fig.suptitle(f"{variant}, bf16  {gpu}")
-        fig.tight_layout()
-        path = os.path.join(out, f"{variant}.png")
-        fig.savefig(path, dpi=110)
+        written.append(finish(fig, axes.flat, f"{variant}, bf16  {gpu}",
+                              os.path.join(out, f"{variant}.png")))
         plt.close(fig)
-        written.append(path)
     return written
 
 
@@ -127,16 +145,14 @@ def plot_softmax(plt, rows, out):
         if r["triton"] != "True":
             return "PyTorch softmax(x) @ V"
         return "fa" if r["BLOCK"] == "auto" else f"fused BLOCK={r['BLOCK']}"
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
     draw(axes[0], lines(rows, label_of, "d2", "forward_ms_mean"),
-         "forward time (mean)", "ms", "d2")
+         "forward time (mean)", "ms", "d2", color)
     draw(axes[1], lines(rows, label_of, "d2", "forward_peak_MiB"),
-         "forward peak", "MiB above inputs", "d2")
+         "forward peak", "MiB above inputs", "d2", color)
     axes[0].set_yscale("log")
-    fig.suptitle("softmax(x) @ V, x [16, 2048, d2], V [16, d2, 512], float32")
-    fig.tight_layout()
-    path = os.path.join(out, "softmax_matmul.png")
-    fig.savefig(path, dpi=110)
+    path = finish(fig, axes, "softmax(x) @ V, x [16, 2048, d2], V [16, d2, "
+                  "512], float32", os.path.join(out, "softmax_matmul.png"))
     plt.close(fig)
     return [path]
 
@@ -144,19 +160,17 @@ def plot_softmax(plt, rows, out):
 def plot_attention(plt, rows, out):
     gpu = next((r["gpu"] for r in rows if r.get("gpu")), "")
     label_of = lambda r: r["implementation"]
-    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
     for ax, (field, title, unit) in zip(axes.flat, [
             ("forward_ms", "forward", "ms"),
             ("backward_ms", "backward", "ms"),
             ("forward_peak_MiB", "forward peak", "MiB above inputs"),
             ("backward_peak_MiB", "backward peak", "MiB above inputs")]):
         draw(ax, lines(rows, label_of, "seq_len", field), title, unit,
-             "seq_len")
+             "seq_len", color)
         ax.set_yscale("log")
-    fig.suptitle(f"attention, batch 8, d_model 64, float32  {gpu}")
-    fig.tight_layout()
-    path = os.path.join(out, "attention.png")
-    fig.savefig(path, dpi=110)
+    path = finish(fig, axes.flat, f"attention, batch 8, d_model 64, "
+                  f"float32  {gpu}", os.path.join(out, "attention.png"))
     plt.close(fig)
     return [path]
 

@@ -1,10 +1,26 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (see README, "On the GPU"): unpacks the bundle
 # made by scripts/pack-bundle.sh, runs the GPU conformance suite and the
-# benchmark, and writes logs and CSV into the output folder.
+# benchmarks, and writes logs, CSVs (and PNGs where matplotlib is) into the
+# output folder.
 # Usage: scripts/gpu-run.sh [out-dir]   (default: $OUT, else ./gpu-out)
-# FA_GPU_STAGES picks stages (default: "specs sass export pytest bench
-# conformance"), so that each call fits the device's 10-minute limit.
+# FA_GPU_STAGES picks stages, so that each call fits the device's 10-minute
+# limit (one stage a call for the benchmarks; bench/README.md). Default:
+# "specs sass export pytest homework variants-d64 variants-d128 flex-d64
+# flex-d128 compile conformance". Stages:
+#   specs, sass, export, pytest, conformance   correctness (logs)
+#   homework        bench/bench_homework.py: softmax_matmul_benchmark.csv,
+#                   attention_benchmark.csv (FA_HOMEWORK_ARGS)
+#   variants-d64, variants-d128   bench/bench_gpu.py without FlexAttention,
+#                   one head dim each: variants-d<D>.csv (FA_VARIANTS_ARGS)
+#   flex-d64, flex-d128   its FlexAttention rows: flex-d<D>.csv, S in
+#                   FA_FLEX_SEQS (default 1024,4096,16384: each shape
+#                   compiles anew) (FA_VARIANTS_ARGS)
+#   compile         bench/bench_compile.py: compile.csv (FA_COMPILE_ARGS)
+#   bench           bench/bench_gpu.py with FA_BENCH_ARGS: bench.csv (not in
+#                   the default list; the stages above cover its grid)
+# Each benchmark stage stops starting rows after FA_BENCH_TIME_LIMIT seconds
+# (default 450) and is killed at FA_BENCH_TIMEOUT (default 520).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT_DIR=${1:-${OUT:-gpu-out}}
@@ -15,7 +31,7 @@ tar -xJf bundle/fa-bundle.tar.xz -C "$FA" || exit 1
 export LD_LIBRARY_PATH="$FA/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PYTHONUNBUFFERED=1
 status=0
-STAGES=" ${FA_GPU_STAGES:-specs sass export pytest bench conformance} "
+STAGES=" ${FA_GPU_STAGES:-specs sass export pytest homework variants-d64 variants-d128 flex-d64 flex-d128 compile conformance} "
 stage() { [[ "$STAGES" == *" $1 "* ]]; }
 
 nvidia-smi > "$OUT_DIR/nvidia-smi.txt" 2>&1
@@ -24,9 +40,10 @@ nvidia-smi > "$OUT_DIR/nvidia-smi.txt" 2>&1
 # reference (outputs poisoned with NaN before each run).
 stage specs && {
   for spec in kernels_spec/*.mlir; do
-    for dtype in bf16 f32; do
+    # f32 twice: three tf32 MMAs per product (f32 tolerance), then one.
+    for dtype in "bf16" "f32" "f32 --allow-tf32"; do
       timeout 300 "$FA/bin/fa-run" "$spec" --target gpu --check --backward \
-        --dtype "$dtype" 2>&1 || status=1
+        --dtype $dtype 2>&1 || status=1
     done
   done
   # Every tensor-core config the autotuner may pick, checked explicitly.
@@ -67,17 +84,32 @@ if stage export; then {
   /tmp/fa-export/main
 } > "$OUT_DIR/export.log" 2>&1 || status=1; fi
 
-# The Python package, built against this machine's Python and pybind11,
-# tested with torch (CPU and CUDA tensors) against PyTorch in float64.
-stage pytest && {
+# The Python package in $PY_DIR, built against this machine's Python and
+# pybind11 and the bundle's runtime; the module is rebuilt only when its
+# inputs changed (a stamp of their hash), so every stage that imports fa
+# can call this. Appends to the log $1.
 PY_DIR=/tmp/fa-python
-rm -rf "$PY_DIR" && mkdir -p "$PY_DIR/fa" && cp python/fa/*.py "$PY_DIR/fa/"
-suffix=$(python3 -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
-if g++ -O2 -shared -fPIC -std=c++17 python/src/FaModule.cpp -Iinclude \
-     -I"$(python3 -c 'import pybind11; print(pybind11.get_include())')" \
-     -I"$(python3 -c "import sysconfig; print(sysconfig.get_paths()['include'])")" \
-     "$FA/lib/libFARuntime.so.22.1" -Wl,-rpath,"$FA/lib" \
-     -o "$PY_DIR/fa/_fa$suffix" > "$OUT_DIR/pytest.log" 2>&1; then
+build_fa_python() {
+  local log=$1 suffix stamp
+  mkdir -p "$PY_DIR/fa" && rm -f "$PY_DIR"/fa/*.py && cp python/fa/*.py "$PY_DIR/fa/"
+  suffix=$(python3 -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
+  stamp=$(cat python/src/FaModule.cpp include/fa/Runtime.h "$FA/lib/libFARuntime.so.22.1" | sha256sum)
+  if [ -f "$PY_DIR/fa/_fa$suffix" ] && [ "$(cat "$PY_DIR/stamp" 2>/dev/null)" = "$stamp" ]; then
+    return 0
+  fi
+  rm -f "$PY_DIR/stamp"
+  g++ -O2 -shared -fPIC -std=c++17 python/src/FaModule.cpp -Iinclude \
+    -I"$(python3 -c 'import pybind11; print(pybind11.get_include())')" \
+    -I"$(python3 -c "import sysconfig; print(sysconfig.get_paths()['include'])")" \
+    "$FA/lib/libFARuntime.so.22.1" -Wl,-rpath,"$FA/lib" \
+    -o "$PY_DIR/fa/_fa$suffix" >> "$log" 2>&1 && echo "$stamp" > "$PY_DIR/stamp"
+}
+
+# The Python package tested with torch (CPU and CUDA tensors) against
+# PyTorch in float64.
+stage pytest && {
+: > "$OUT_DIR/pytest.log"
+if build_fa_python "$OUT_DIR/pytest.log"; then
   # The default config: each new shape class would otherwise compile and
   # time every candidate (the autotuning test turns it on for itself).
   PYTHONPATH="$PY_DIR" FA_CACHE_DIR=/tmp/fa-pycache FA_AUTOTUNE=0 timeout 420 \
@@ -92,10 +124,37 @@ fi
 tail -n 3 "$OUT_DIR/pytest.log"
 }
 
-if stage bench; then
-  timeout "${FA_BENCH_TIMEOUT:-540}" python3 bench/bench_gpu.py --fa-run "$FA/bin/fa-run" \
-    --csv "$OUT_DIR/bench.csv" ${FA_BENCH_ARGS:-} > "$OUT_DIR/bench.log" 2>&1 || status=1
-fi
+# Benchmarks (bench/README.md), one device call each: bench_stage NAME
+# SCRIPT ARGS... runs bench/SCRIPT through the Python package (built if
+# needed) with a fresh kernel cache, so that compiles and the autotuner's
+# choices happen, and are logged, in this run; output in NAME.log.
+bench_stage() {
+  local name=$1 script=$2
+  shift 2
+  stage "$name" || return 0
+  local log="$OUT_DIR/$name.log" limit=${FA_BENCH_TIME_LIMIT:-450}
+  : > "$log"
+  if build_fa_python "$log"; then
+    rm -rf "/tmp/fa-cache-$name"
+    PYTHONPATH="$PY_DIR" FA_CACHE_DIR="/tmp/fa-cache-$name" \
+      timeout "${FA_BENCH_TIMEOUT:-520}" python3 "bench/$script" \
+      --time-limit "$limit" "$@" >> "$log" 2>&1 || status=1
+  else
+    echo "$name: building the Python package failed" >> "$log"
+    status=1
+  fi
+  tail -n 3 "$log"
+}
+flex_seqs=${FA_FLEX_SEQS:-1024,4096,16384}
+bench_stage homework bench_homework.py --out-dir "$OUT_DIR" ${FA_HOMEWORK_ARGS:-}
+for d in 64 128; do
+  bench_stage "variants-d$d" bench_gpu.py --csv "$OUT_DIR/variants-d$d.csv" \
+    --head-dims "$d" --no-flex ${FA_VARIANTS_ARGS:-}
+  bench_stage "flex-d$d" bench_gpu.py --csv "$OUT_DIR/flex-d$d.csv" \
+    --head-dims "$d" --impls flex --seqs "$flex_seqs" ${FA_VARIANTS_ARGS:-}
+done
+bench_stage compile bench_compile.py --csv "$OUT_DIR/compile.csv" ${FA_COMPILE_ARGS:-}
+bench_stage bench bench_gpu.py --csv "$OUT_DIR/bench.csv" ${FA_BENCH_ARGS:-}
 if stage conformance; then
   timeout "${FA_CONFORMANCE_TIMEOUT:-420}" python3 test/conformance/run.py "$FA/bin/fa-run" kernels_spec /tmp/fa-conf \
     --target gpu > "$OUT_DIR/conformance.log" 2>&1 || status=1
