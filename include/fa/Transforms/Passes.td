@@ -59,9 +59,16 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     Runs after fa-tile, on its tiled entries. A dispatch on the run-time
     head dim and layout goes in front of the scalar tile loops: when D is
     one of 64 and 128, every operand the kernels touch has a unit stride on
-    D, the other strides are multiples of 8 elements and the data are
+    D, the other strides are multiples of 16 bytes and the data are
     16-byte aligned, a warp-level kernel (`<entry>_mma_*_d<D>`) runs
     instead; any other shape keeps the scalar loops.
+
+    f16 and bf16 run on mma.sync m16n8k16; f32 on tf32 m16n8k8 with the
+    same fragment layout (each k pair of f16 is two tf32 registers), read
+    from shared memory by plain loads instead of ldmatrix, and by default
+    three MMAs per product on hi/lo tf32 halves (f32 accuracy); with
+    `allow-tf32`, one. Shared tiles shrink (K/V tiles halve, dK/dV blocks
+    drop to 2 warps) until they fit the 48 KiB of static shared memory.
 
     Forward (FlashAttention-2): one block of `forward-warps` warps per
     (query tile of 16 rows per warp, query head, batch), causal blocks in decreasing order of work;
