@@ -13,8 +13,10 @@ Variants (bf16, B*S = 16k tokens, head dims 64 and 128, S = 1k..16k):
 Implementations, each where it expresses the variant:
   fa            fa.attention (autotuned: the first call of a shape class
                 times the tensor-core configs; fa_config says what it chose)
-  fa-default    the same with FA_AUTOTUNE=0 (block-n 64, warps 4), at
-                --fa-default-seqs
+  fa-tuned, fa-default   at --fa-default-seqs: fa autotuned and with
+                FA_AUTOTUNE=0 (block-n 64, warps 4) on the same inputs, timed
+                in alternating rounds (--rounds of --reps calls each) so that
+                clocks and heat weigh on both alike
   sdpa-flash2, sdpa-cudnn   F.scaled_dot_product_attention, one backend
                 forced (full, causal, GQA: no windows, no sinks)
   flex          FlexAttention under torch.compile: masks as a mask_mod;
@@ -252,16 +254,76 @@ def bench_row(impl, cfg, args, fa, deadline, predictor, gpu, out):
     row["status"] = common.status(r)
     if impl == "fa":
         row["fa_config"] = tuned_config(logged)
-    elif impl == "fa-default":
-        row["fa_config"] = DEFAULT_CONFIG
     q = k = v = sinks = grads_of = attend = None
     common.free_cuda()
+    write_row(out, row)
+    return row
+
+
+def write_row(out, row):
     out.write(row)
-    print(f"{impl:12s} {cfg['variant']:20s} D={cfg['d']:3d} S={cfg['s']:5d} "
-          f"fwd {row.get('fwd_tflops', '-'):>6} bwd "
+    print(f"{row['impl']:12s} {row['variant']:20s} D={row['d']:3d} "
+          f"S={row['s']:5d} fwd {row.get('fwd_tflops', '-'):>6} bwd "
           f"{row.get('bwd_tflops', '-'):>6} TFLOP/s  peak "
           f"{row.get('fwd_peak_mib', '-')}/{row.get('bwd_peak_mib', '-')} MiB"
           f"  {row['status']} {row.get('fa_config', '')}", flush=True)
+
+
+def bench_tuned_vs_default(cfg, args, fa, deadline, gpu, out, tuned_as):
+    """Rows fa-tuned and fa-default: fa.attention with FA_AUTOTUNE on and
+    off (fa keeps a program per setting), forward and backward on the same
+    inputs, timed in --rounds alternating rounds of --reps calls each, so
+    that the comparison does not depend on when each ran. `tuned_as` is
+    the autotuner's choice when an earlier row made it."""
+    flops = common.attention_flops(cfg["b"], cfg["hq"], cfg["s"], cfg["d"],
+                                   cfg["causal"], cfg.get("window"),
+                                   cfg.get("sink_tokens", 0))
+    modes = {"fa-tuned": "1", "fa-default": "0"}
+    rows = {impl: dict(impl=impl, variant=cfg["variant"], gpu=gpu,
+                       dtype="bf16", d=cfg["d"], b=cfg["b"], hq=cfg["hq"],
+                       hkv=cfg["hkv"], s=cfg["s"]) for impl in modes}
+    logged = []
+    try:
+        deadline.check()
+        attend = fa_attend(fa, cfg)
+        q, k, v, sinks = inputs(cfg)
+        grads_of = (q, k, v) + ((sinks,) if sinks is not None else ())
+        times = {(impl, phase): [] for impl in modes for phase in "fb"}
+        grads = {}
+        with captured_stderr(logged):
+            # The first calls compile and (FA_AUTOTUNE=1) tune.
+            for impl, flag in modes.items():
+                with common.env("FA_AUTOTUNE", flag):
+                    o = attend(q, k, v, sinks)
+                    do = torch.randn_like(o)
+                    grads[impl] = (lambda o=o, do=do: torch.autograd.grad(
+                        o, grads_of, do, retain_graph=True))
+                    grads[impl]()
+        for _ in range(args.rounds):
+            for impl, flag in modes.items():
+                with common.env("FA_AUTOTUNE", flag):
+                    for phase, fn in (("f", lambda: attend(q, k, v, sinks)),
+                                      ("b", grads[impl])):
+                        fn()  # this mode's kernels warm again
+                        times[(impl, phase)] += [common.cuda_ms(fn)
+                                                 for _ in range(args.reps)]
+        for impl, row in rows.items():
+            for phase, key, work in (("f", "fwd", flops),
+                                     ("b", "bwd", common.BACKWARD_FLOP_RATIO *
+                                      flops)):
+                ms = common.median(times[(impl, phase)])
+                row[f"{key}_ms"] = f"{ms:.3f}"
+                row[f"{key}_tflops"] = f"{work / ms / 1e9:.1f}"
+            row["status"] = "ok"
+    except Exception as e:  # recorded, never a crash
+        for row in rows.values():
+            row["status"] = common.failure(e)
+    rows["fa-tuned"]["fa_config"] = tuned_as or tuned_config(logged)
+    rows["fa-default"]["fa_config"] = DEFAULT_CONFIG
+    q = k = v = sinks = grads_of = attend = grads = None
+    common.free_cuda()
+    for row in rows.values():
+        write_row(out, row)
 
 
 def main():
@@ -284,6 +346,8 @@ def main():
                         help="where fa-default runs beside fa")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=4,
+                        help="alternating rounds of fa-tuned and fa-default")
     parser.add_argument("--budget", type=float, default=30.0,
                         help="seconds per measurement (one forward or one "
                              "backward of one row)")
@@ -320,22 +384,22 @@ def main():
     grid = list(configs(variants, ints(args.head_dims), ints(args.seqs)))
     default_seqs = set(ints(args.fa_default_seqs))
 
-    # fa-default first, in a process-wide mode: FA_AUTOTUNE is read when a
-    # program compiles, so the switch back clears fa's in-memory programs
-    # (the kernel cache on disk keeps the compiled code).
-    if "fa-default" in impls:
-        with common.env("FA_AUTOTUNE", "0"):
-            for cfg in grid:
-                if cfg["s"] in default_seqs:
-                    bench_row("fa-default", cfg, args, fa, deadline,
-                              predictor, gpu, out)
-            fa.clear_cache()
+    chosen = {}
     with common.env("FA_AUTOTUNE", "1"):
         for cfg in grid:
             for impl in impls:
                 if impl != "fa-default" and expresses(impl, cfg):
-                    bench_row(impl, cfg, args, fa, deadline, predictor, gpu,
-                              out)
+                    row = bench_row(impl, cfg, args, fa, deadline, predictor,
+                                    gpu, out)
+                    if impl == "fa" and not row.get("fa_config", "") \
+                            .startswith("autotuned: no choice"):
+                        chosen[id(cfg)] = row["fa_config"]
+    # After the sweep, so that fa's rows there show the tuning it did.
+    if "fa-default" in impls:
+        for cfg in grid:
+            if cfg["s"] in default_seqs:
+                bench_tuned_vs_default(cfg, args, fa, deadline, gpu, out,
+                                       chosen.get(id(cfg)))
     out.close()
     common.plot_hint([args.csv], args.plot_dir or
                      os.path.splitext(args.csv)[0] + "-plots")

@@ -19,7 +19,8 @@ import csv
 import os
 import sys
 
-COLORS = {"fa": "tab:red", "fa-default": "tab:orange",
+COLORS = {"fa": "tab:red", "fa-tuned": "tab:pink",
+          "fa-default": "tab:orange",
           "pytorch_sdpa": "tab:blue", "pytorch_eager": "tab:gray",
           "PyTorch softmax(x) @ V": "tab:blue",
           "sdpa-flash2": "tab:blue", "sdpa-cudnn": "tab:green",

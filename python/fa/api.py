@@ -126,7 +126,10 @@ def _allow_tf32(x, dtype):
 
 
 def _program(key, make_text, dtype, target, allow_tf32=False):
-    program_key = (key, dtype, target, allow_tf32)
+    # FA_AUTOTUNE is read when a program compiles: a program per setting,
+    # so that switching it in-process takes effect.
+    autotune = os.environ.get("FA_AUTOTUNE", "1") != "0"
+    program_key = (key, dtype, target, allow_tf32, autotune)
     program = _programs.get(program_key)
     if program is None:
         start = time.perf_counter()
