@@ -81,7 +81,7 @@ if stage export; then {
   cc -std=c99 -O2 -I/tmp/fa-export/causal test/fa-compile/Inputs/export_main.c \
     /tmp/fa-export/causal/fa_export_runtime.c /tmp/fa-export/causal/causal.o \
     -ldl -lm -o /tmp/fa-export/main &&
-  /tmp/fa-export/main
+  /tmp/fa-export/main && /tmp/fa-export/main --bad-shapes
 } > "$OUT_DIR/export.log" 2>&1 || status=1; fi
 
 # The Python package in $PY_DIR, built against this machine's Python and

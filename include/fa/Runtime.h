@@ -139,6 +139,9 @@ struct ExportedEntry {
   std::string entry; // "forward" or "backward"
   std::string symbol;
   std::vector<std::string> argNames;      // inputs, then outputs
+  /// Each argument's dimension names, space separated ("B Hq Sq D"):
+  /// dimensions of one name must have one size.
+  std::vector<std::string> argDims;
   std::size_t numInputs = 0;
   std::vector<std::vector<int64_t>> argSizes; // -1: dynamic
   std::vector<DType> argTypes;

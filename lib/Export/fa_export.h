@@ -27,6 +27,25 @@ FA_EXPORT_TENSOR(3);
 FA_EXPORT_TENSOR(4);
 #undef FA_EXPORT_TENSOR
 
+/* One argument of an exported entry point, as its wrapper checks it. */
+typedef struct {
+  const char *name;      /* its name in the spec: "q" */
+  const void *tensor;    /* its descriptor (NULL is refused) */
+  const void *data;
+  int rank;
+  const int64_t *sizes;
+  const int64_t *strides;
+  const char *dims;      /* its dimensions' names: "B Hq Sq D" */
+  const int64_t *fixed;  /* the sizes the spec fixes, -1 where it does not */
+} fa_export_arg;
+
+/* 0 when `args` fit `entry`'s spec: descriptors and data present, sizes
+ * >= 1, unit stride on the last dimension, the sizes the spec fixes, one
+ * size for each dimension name, and Hq a multiple of Hkv. Else -1, and
+ * fa_export_last_error() names the argument and dimension at fault. */
+int fa_export_check_args(const char *entry, const fa_export_arg *args,
+                         int count);
+
 /* 0 when every driver call since the last call succeeded; else -1 and
  * fa_export_last_error() says which call failed and why. */
 int fa_export_status(void);

@@ -9,6 +9,7 @@
 #include "fa_export.h"
 
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -228,6 +229,89 @@ void mgpuMemFree(void *pointer, void *stream) {
 }
 
 /* The public helpers of fa_export.h. */
+
+/* A dimension name's size, as the first argument that has it gave it. */
+typedef struct {
+  char name[16];
+  int64_t size;
+  const char *owner;
+} NamedSize;
+
+/* Reports a bad argument (not a driver failure: the pending status stays
+ * as it is) and returns -1. */
+static int refuse(const char *entry, const char *format, ...) {
+  char detail[1024];
+  va_list list;
+  va_start(list, format);
+  vsnprintf(detail, sizeof detail, format, list);
+  va_end(list);
+  snprintf(lastError, sizeof lastError, "%s: %s", entry, detail);
+  return -1;
+}
+
+int fa_export_check_args(const char *entry, const fa_export_arg *args,
+                         int count) {
+  NamedSize known[32];
+  int numKnown = 0;
+  for (int i = 0; i < count; ++i) {
+    const fa_export_arg *arg = &args[i];
+    if (!arg->tensor || !arg->sizes || !arg->strides)
+      return refuse(entry, "'%s' is NULL", arg->name);
+    if (!arg->data)
+      return refuse(entry, "'%s' has no data (NULL device pointer)",
+                    arg->name);
+    if (arg->strides[arg->rank - 1] != 1)
+      return refuse(entry,
+                    "'%s' has stride %lld in its last dimension; fa's "
+                    "exports take unit stride there",
+                    arg->name, (long long)arg->strides[arg->rank - 1]);
+    const char *dims = arg->dims;
+    for (int d = 0; d < arg->rank; ++d) {
+      char name[16];
+      int length = 0;
+      while (*dims == ' ')
+        ++dims;
+      while (*dims && *dims != ' ' && length < 15)
+        name[length++] = *dims++;
+      name[length] = '\0';
+      int64_t size = arg->sizes[d];
+      if (size < 1)
+        return refuse(entry, "'%s' has %s = %lld (dimension %d); fa needs "
+                      "non-empty tensors", arg->name, name, (long long)size, d);
+      if (arg->fixed[d] >= 0 && size != arg->fixed[d])
+        return refuse(entry, "'%s' has %s = %lld (dimension %d); the spec "
+                      "fixes it to %lld", arg->name, name, (long long)size, d,
+                      (long long)arg->fixed[d]);
+      int k = 0;
+      while (k < numKnown && strcmp(known[k].name, name) != 0)
+        ++k;
+      if (k == numKnown) {
+        if (numKnown == (int)(sizeof known / sizeof known[0]))
+          return refuse(entry, "too many dimension names");
+        memcpy(known[k].name, name, (size_t)length + 1);
+        known[k].size = size;
+        known[k].owner = arg->name;
+        ++numKnown;
+      } else if (known[k].size != size) {
+        return refuse(entry, "'%s' has %s = %lld (dimension %d), but '%s' "
+                      "has %s = %lld", arg->name, name, (long long)size, d,
+                      known[k].owner, name, (long long)known[k].size);
+      }
+    }
+  }
+  const NamedSize *hq = NULL, *hkv = NULL;
+  for (int k = 0; k < numKnown; ++k) {
+    if (!strcmp(known[k].name, "Hq"))
+      hq = &known[k];
+    else if (!strcmp(known[k].name, "Hkv"))
+      hkv = &known[k];
+  }
+  if (hq && hkv && hq->size % hkv->size != 0)
+    return refuse(entry, "query heads (Hq = %lld) must be a multiple of "
+                  "key/value heads (Hkv = %lld)", (long long)hq->size,
+                  (long long)hkv->size);
+  return 0;
+}
 
 int fa_export_status(void) {
   int status = failed ? -1 : 0;

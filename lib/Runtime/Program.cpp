@@ -206,24 +206,41 @@ DType Program::dtype() const { return impl->dtype; }
 const std::string &Program::cacheStatus() const { return impl->cacheStatus; }
 Target Program::target() const { return impl->target; }
 
-/// The names of an entry's arguments: its op's inputs, then its outputs.
+/// An entry's argument: its name and its dimensions' names, as the op's
+/// verifier relates them (equal names, equal sizes).
+struct ArgumentInfo {
+  const char *name;
+  const char *dims;
+};
+
+/// An entry's arguments: its op's inputs, then its outputs.
+static std::vector<ArgumentInfo> arguments(Operation *compute) {
+  const char *queries = "B Hq Sq D", *keys = "B Hkv Sk D";
+  const char *rows = "B Hq Sq", *heads = "Hq";
+  std::vector<ArgumentInfo> args;
+  if (auto op = dyn_cast<AttentionOp>(compute)) {
+    args = {{"q", queries}, {"k", keys}, {"v", keys}};
+    if (op.getSinks())
+      args.push_back({"sinks", heads});
+    args.insert(args.end(), {{"o", queries}, {"lse", rows}});
+  } else if (auto op = dyn_cast<AttentionGradOp>(compute)) {
+    args = {{"q", queries}, {"k", keys},  {"v", keys},
+            {"o", queries}, {"lse", rows}, {"dO", queries}};
+    if (op.getSinks())
+      args.push_back({"sinks", heads});
+    args.insert(args.end(), {{"dq", queries}, {"dk", keys}, {"dv", keys}});
+    if (op.getSinks())
+      args.push_back({"dsinks", heads});
+  } else {
+    args = {{"x", "B M N"}, {"v", "B N P"}, {"out", "B M P"}};
+  }
+  return args;
+}
+
 static std::vector<std::string> argumentNames(Operation *compute) {
   std::vector<std::string> names;
-  if (auto op = dyn_cast<AttentionOp>(compute)) {
-    names = {"q", "k", "v"};
-    if (op.getSinks())
-      names.push_back("sinks");
-    names.insert(names.end(), {"o", "lse"});
-  } else if (auto op = dyn_cast<AttentionGradOp>(compute)) {
-    names = {"q", "k", "v", "o", "lse", "dO"};
-    if (op.getSinks())
-      names.push_back("sinks");
-    names.insert(names.end(), {"dq", "dk", "dv"});
-    if (op.getSinks())
-      names.push_back("dsinks");
-  } else {
-    names = {"x", "v", "out"};
-  }
+  for (const ArgumentInfo &arg : arguments(compute))
+    names.push_back(arg.name);
   return names;
 }
 
@@ -749,7 +766,10 @@ lowerForArch(MLIRContext &context, const std::string &specText,
         entry.entry = fn == kernel.getForward() ? "forward" : "backward";
         entry.symbol = "_mlir_ciface_" + entry.kernel + "_" + entry.entry;
         Operation *compute = KernelOp::getComputeOp(fn);
-        entry.argNames = argumentNames(compute);
+        for (const ArgumentInfo &arg : arguments(compute)) {
+          entry.argNames.push_back(arg.name);
+          entry.argDims.push_back(arg.dims);
+        }
         entry.numInputs = compute->getNumOperands();
         SmallVector<Type> types(fn.getArgumentTypes());
         llvm::append_range(types, fn.getResultTypes());

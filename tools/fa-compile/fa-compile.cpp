@@ -116,14 +116,31 @@ static std::string exportHeader(StringRef stem, const fa::ExportedSpec &spec) {
                 std::to_string(sizes.size()) + " *" + entry.argNames[i];
       args += (i ? ", " : "") + entry.argNames[i];
     }
-    os << "\n * Device memory, unit stride on the last dimension. Shapes follow "
-          "the spec\n * and are not checked here (fa-run and the Python "
-          "package check them).\n * Launches on a stream of its own and waits "
-          "for it; returns 0, or -1 with\n * fa_export_last_error(). */\n"
+    std::string wrapper = "fa_" + entry.kernel + "_" + entry.entry;
+    os << "\n * Device memory, unit stride on the last dimension; shapes are "
+          "checked\n * against the spec first (equal names, equal sizes). "
+          "Launches on a stream\n * of its own and waits for it; returns 0, "
+          "or -1 with fa_export_last_error(). */\n"
        << "void " << entry.symbol << "(" << params << ");\n"
-       << "static inline int fa_" << entry.kernel << "_" << entry.entry << "("
-       << params << ") {\n  " << entry.symbol << "(" << args
-       << ");\n  return fa_export_status();\n}\n";
+       << "static inline int " << wrapper << "(" << params << ") {\n";
+    for (size_t i = 0; i < entry.argNames.size(); ++i) {
+      os << "  static const int64_t " << entry.argNames[i] << "_fixed[] = {";
+      for (size_t d = 0; d < entry.argSizes[i].size(); ++d)
+        os << (d ? ", " : "") << entry.argSizes[i][d];
+      os << "};\n";
+    }
+    os << "  const fa_export_arg args[] = {\n";
+    for (size_t i = 0; i < entry.argNames.size(); ++i) {
+      const std::string &name = entry.argNames[i];
+      os << "      {\"" << name << "\", " << name << ", " << name << " ? "
+         << name << "->data : 0, " << entry.argSizes[i].size() << ", " << name
+         << " ? " << name << "->sizes : 0, " << name << " ? " << name
+         << "->strides : 0, \"" << entry.argDims[i] << "\", " << name
+         << "_fixed},\n";
+    }
+    os << "  };\n  if (fa_export_check_args(\"" << wrapper << "\", args, "
+       << entry.argNames.size() << "))\n    return -1;\n  " << entry.symbol
+       << "(" << args << ");\n  return fa_export_status();\n}\n";
   }
   os << "\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
   return text;

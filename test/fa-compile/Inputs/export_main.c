@@ -3,7 +3,11 @@
  * line). Runs the causal forward on fresh random inputs, outputs poisoned
  * first, and compares o and lse with a float64 reference. Exit status: 0
  * when both match, 1 when they do not, 2 when the GPU cannot be used (the
- * runtime's message on stderr). */
+ * runtime's message on stderr). With --bad-shapes, calls the forward with
+ * wrong arguments instead (no GPU needed: they are refused before any
+ * launch) and prints each refusal; exit status 1 if one is accepted. With
+ * --valid-without-gpu (only where there is no GPU: its pointers are fake),
+ * makes one valid call, which passes the checks and fails to launch. */
 #include "causal.h"
 
 #include <math.h>
@@ -133,7 +137,45 @@ static int run(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk,
   return ok ? 0 : 1;
 }
 
-int main(void) {
+/* Each case breaks one thing about a valid (2, 4, 2, 4, 6, 64) call; case
+ * -1 is that call. */
+static int badShapes(int valid) {
+  static char dummy[16]; /* never read: the checks refuse the call first */
+  for (int c = valid ? -1 : 0; c < (valid ? 0 : 9); ++c) {
+    fa_tensor4 tq = tensor4(dummy, 2, 4, 4, 64), tk = tensor4(dummy, 2, 2, 6, 64);
+    fa_tensor4 tv = tensor4(dummy, 2, 2, 6, 64), to = tensor4(dummy, 2, 4, 4, 64);
+    fa_tensor3 tl = {dummy, dummy, 0, {2, 4, 4}, {16, 4, 1}};
+    fa_tensor4 *o = &to;
+    switch (c) {
+    case 0: tk.sizes[0] = 3; break;        /* batch */
+    case 1: tv.sizes[3] = 32; break;       /* head dim */
+    case 2: tq.sizes[1] = to.sizes[1] = tl.sizes[1] = 3; break; /* Hq % Hkv */
+    case 3: o = NULL; break;
+    case 4: tq.strides[3] = 2; break;
+    case 5: tq.sizes[2] = 0; break;
+    case 6: tl.sizes[2] = 5; break;        /* lse rows */
+    case 7: tk.data = NULL; break;
+    case 8: tv.sizes[2] = 7; break;        /* k and v lengths */
+    }
+    if (c == -1) {
+      int status = fa_causal_forward(&tq, &tk, &tv, o, &tl);
+      printf("valid call: %d %s\n", status, fa_export_last_error());
+      return 0;
+    }
+    if (fa_causal_forward(&tq, &tk, &tv, o, &tl) == 0) {
+      printf("case %d accepted\n", c);
+      return 1;
+    }
+    printf("refused: %s\n", fa_export_last_error());
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--bad-shapes") == 0)
+    return badShapes(0);
+  if (argc > 1 && strcmp(argv[1], "--valid-without-gpu") == 0)
+    return badShapes(1);
   int status = run(1, 2, 2, 200, 200, 64); /* the tensor-core kernel */
   if (status == 2)
     return 2;
