@@ -69,6 +69,11 @@ struct CompileOptions {
   /// autotuner's choice.
   int64_t mmaBlockN = 0;
   int64_t mmaWarps = 0;
+  /// Shared memory the tensor-core kernels' tiles may use (0: the 48 KiB
+  /// every block has; more is dynamic shared memory, which lets wider tiles
+  /// take the tensor cores; not validated on a GPU yet, so never the
+  /// default nor an autotuning candidate).
+  int64_t mmaSharedBytes = 0;
   /// f32 on the GPU: the tensor cores take tf32 (10-bit mantissa) inputs.
   /// Off, each product is three tf32 MMAs on hi/lo halves of the operands,
   /// which keeps f32 accuracy; on, one (about 3x the speed, errors near

@@ -343,6 +343,7 @@ static void buildPipeline(PassManager &pm, bool gpu, const std::string &arch,
     gpuOptions.tensorCoreBlockN = options.mmaBlockN;
     gpuOptions.tensorCoreWarps = options.mmaWarps;
     gpuOptions.allowTf32 = options.allowTf32;
+    gpuOptions.tensorCoreSharedBytes = options.mmaSharedBytes;
     gpuOptions.chip = arch;
     buildGpuPipeline(pm, gpuOptions);
     return;
@@ -391,7 +392,8 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
   std::string tiles = std::to_string(options.blockM) + "x" +
                       std::to_string(options.blockN) + " mma " +
                       std::to_string(options.mmaBlockN) + "x" +
-                      std::to_string(options.mmaWarps) +
+                      std::to_string(options.mmaWarps) + " smem " +
+                      std::to_string(options.mmaSharedBytes) +
                       (options.allowTf32 ? " tf32" : "");
   std::string key = KernelCache::hashKey(
       {compilerId(), LLVM_VERSION_STRING, useGpu ? "gpu" : "cpu", arch,
@@ -402,7 +404,7 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
   impl.options = options;
   const char *autotuneEnv = std::getenv("FA_AUTOTUNE");
   impl.options.autotune = options.autotune && useGpu && !options.mmaBlockN &&
-                          !options.mmaWarps &&
+                          !options.mmaWarps && !options.mmaSharedBytes &&
                           !(autotuneEnv && std::string(autotuneEnv) == "0");
   impl.tuningKey = KernelCache::hashKey(
       {compilerId(), LLVM_VERSION_STRING, "tune", arch, driver, tiles,

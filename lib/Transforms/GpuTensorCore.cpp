@@ -139,8 +139,8 @@ public:
     Dims dims = attentionDims(args.q, args.k);
     Value tiles = ceilDiv(dims.sq, 16 * warps);
     launch({tiles, dims.hq, dims.batch}, {blockN, blockN}, kernelName,
-           [&](gpu::LaunchOp launch) {
-             emitBody(variant, args, dims, tiles, launch);
+           [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
+             emitBody(variant, args, dims, tiles, launch, shared);
            });
   }
 
@@ -153,8 +153,8 @@ public:
     Dims dims = attentionDims(args.q, args.k);
     launch({ceilDiv(dims.sk, blockN), dims.hkv, dims.batch},
            {blockN, blockN, queryRows, queryRows}, kernelName,
-           [&](gpu::LaunchOp launch) {
-             emitDkDvBody(variant, args, dims, launch);
+           [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
+             emitDkDvBody(variant, args, dims, launch, shared);
            });
   }
 
@@ -165,8 +165,8 @@ public:
       *m = withUnitStride(*m);
     Dims dims = attentionDims(args.q, args.k);
     launch({ceilDiv(dims.sq, kBlockM), dims.hq, dims.batch}, {blockN, blockN},
-           kernelName, [&](gpu::LaunchOp launch) {
-             emitDqBody(variant, args, dims, launch);
+           kernelName, [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
+             emitDqBody(variant, args, dims, launch, shared);
            });
   }
 
@@ -189,26 +189,48 @@ private:
 
   /// A gpu.launch of `warps` warps per block over `grid` with one shared tile of
   /// rows x headDim elements per entry of `tileRows`, named `kernelName`;
-  /// `body` fills it with the per-thread values set up.
+  /// `body` fills it with the per-thread values set up and the tiles. Tiles
+  /// within the 48 KiB a block gets without asking are workgroup
+  /// attributions; beyond that, views into dynamic shared memory, whose
+  /// size the launch passes (the runtime raises the kernel's limit).
   void launch(ArrayRef<Value> grid, ArrayRef<int64_t> tileRows,
               StringRef kernelName,
-              llvm::function_ref<void(gpu::LaunchOp)> body) {
-    SmallVector<Type> tiles;
-    for (int64_t rows : tileRows)
-      tiles.push_back(MemRefType::get(
-          {rows, headDim}, element, AffineMap(),
-          gpu::AddressSpaceAttr::get(b.getContext(),
-                                     gpu::AddressSpace::Workgroup)));
+              llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>)> body) {
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    SmallVector<Type> tileTypes;
+    int64_t bytes = 0;
+    for (int64_t rows : tileRows) {
+      tileTypes.push_back(
+          MemRefType::get({rows, headDim}, element, AffineMap(), workgroup));
+      bytes += rows * headDim * elementBytes();
+    }
+    bool dynamic = bytes > tensor_core::kStaticSharedBytes;
     Value one = idx(1);
     auto name = FlatSymbolRefAttr::get(b.getContext(), kernelName);
+    Value dynamicBytes =
+        dynamic ? arith::ConstantIntOp::create(b, b.getI32Type(), bytes)
+                : Value();
     auto launch = gpu::LaunchOp::create(
-        b, grid[0], grid[1], grid[2], idx(32 * warps), one, one,
-        /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-        /*asyncDependencies=*/{}, tiles, /*privateAttributions=*/{},
-        /*clusterSizeX=*/nullptr, /*clusterSizeY=*/nullptr,
-        /*clusterSizeZ=*/nullptr, name, name);
+        b, grid[0], grid[1], grid[2], idx(32 * warps), one, one, dynamicBytes,
+        /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
+        dynamic ? ArrayRef<Type>() : ArrayRef<Type>(tileTypes),
+        /*privateAttributions=*/{}, /*clusterSizeX=*/nullptr,
+        /*clusterSizeY=*/nullptr, /*clusterSizeZ=*/nullptr, name, name);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
+    SmallVector<Value> tiles(launch.getWorkgroupAttributions());
+    if (dynamic) {
+      Value base = gpu::DynamicSharedMemoryOp::create(
+          b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                             AffineMap(), workgroup));
+      int64_t offset = 0;
+      for (Type type : tileTypes) {
+        tiles.push_back(memref::ViewOp::create(b, type, base, idx(offset),
+                                               ValueRange{}));
+        offset += cast<MemRefType>(type).getNumElements() * elementBytes();
+      }
+    }
     tid = launch.getThreadIds().x;
     warp = divi(tid, 32);
     lane = remi(tid, 32);
@@ -222,7 +244,7 @@ private:
     valueLoadRow = add(mul(remi(matrix, 2), idx(8)), swizzle);
     valueLoadChunk = divi(matrix, 2);
     batchIdx = launch.getBlockIds().z;
-    body(launch);
+    body(launch, tiles);
     gpu::TerminatorOp::create(b);
   }
 
@@ -608,9 +630,10 @@ private:
   }
 
   void emitBody(const Variant &variant, const ForwardArgs &args,
-                const Dims &dims, Value tiles, gpu::LaunchOp launch) {
-    keys = launch.getWorkgroupAttributions()[0];
-    values = launch.getWorkgroupAttributions()[1];
+                const Dims &dims, Value tiles, gpu::LaunchOp launch,
+                ArrayRef<Value> shared) {
+    keys = shared[0];
+    values = shared[1];
     gpu::KernelDim3 block = launch.getBlockIds();
     // Causal blocks with the most keys first: they finish last otherwise.
     Value tile = block.x;
@@ -773,8 +796,8 @@ private:
   }
 
   void emitDkDvBody(const Variant &variant, const GradArgs &args,
-                    const Dims &dims, gpu::LaunchOp launch) {
-    ArrayRef<BlockArgument> tiles = launch.getWorkgroupAttributions();
+                    const Dims &dims, gpu::LaunchOp launch,
+                    ArrayRef<Value> tiles) {
     Value kTile = tiles[0], vTile = tiles[1], qTile = tiles[2],
           dOTile = tiles[3];
     Value kvh = launch.getBlockIds().y;
@@ -831,8 +854,8 @@ private:
   }
 
   void emitDqBody(const Variant &variant, const GradArgs &args,
-                  const Dims &dims, gpu::LaunchOp launch) {
-    ArrayRef<BlockArgument> tiles = launch.getWorkgroupAttributions();
+                  const Dims &dims, gpu::LaunchOp launch,
+                  ArrayRef<Value> tiles) {
     Value kTile = tiles[0], vTile = tiles[1];
     Value head = launch.getBlockIds().y;
     kvHead = arith::DivUIOp::create(b, head, dims.group);
@@ -884,6 +907,11 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
              << "fa-gpu-tensor-core: block-n must be a positive multiple of "
                 "16, got "
              << static_cast<int64_t>(blockN);
+    if (sharedBytes < tensor_core::kStaticSharedBytes)
+      return emitError(UnknownLoc::get(context))
+             << "fa-gpu-tensor-core: shared-bytes must be at least "
+             << tensor_core::kStaticSharedBytes << " (what every block has), got "
+             << static_cast<int64_t>(sharedBytes);
     if (forwardWarps != 4 && forwardWarps != 8)
       return emitError(UnknownLoc::get(context))
              << "fa-gpu-tensor-core: forward-warps must be 4 or 8, got "
@@ -965,7 +993,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// A K/V tile of up to block-n keys, fewer where f32 tiles would not fit.
   std::optional<KernelShape> keyTileShape(int64_t headDim, int64_t bytes,
                                           int64_t warps) {
-    int64_t rows = tensor_core::fittingTileRows(blockN, headDim, bytes);
+    int64_t rows =
+        tensor_core::fittingTileRows(blockN, headDim, bytes, sharedBytes);
     if (!rows)
       return std::nullopt;
     return KernelShape{rows, warps};
@@ -1029,11 +1058,12 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     // dK/dV blocks own 16 keys per warp, whatever block-n is: 4 warps
     // where K, V and Q, dO tiles of at least 16 rows fit, else 2, with the
     // most query rows (up to 64) that fit beside them.
-    auto dkdvShape = [](int64_t headDim,
-                        int64_t bytes) -> std::optional<KernelShape> {
+    auto dkdvShape = [&](int64_t headDim,
+                         int64_t bytes) -> std::optional<KernelShape> {
       for (int64_t warps : {kWarps, kWarps / 2})
         for (int64_t queryRows : {64, 32, 16})
-          if (tensor_core::tilesFit(16 * warps + queryRows, headDim, bytes))
+          if (tensor_core::tilesFit(16 * warps + queryRows, headDim, bytes,
+                                    sharedBytes))
             return KernelShape{16 * warps, warps, queryRows};
       return std::nullopt;
     };

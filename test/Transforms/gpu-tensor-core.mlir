@@ -3,10 +3,25 @@
 // RUN: fa-opt %s --fa-specialize-element-type=element-type=f32 --fa-tile --fa-gpu-tensor-core=allow-tf32=true | FileCheck %s --check-prefix=TF32
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core=block-n=24 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: fa-opt %s --fa-tile --fa-gpu-tensor-core=block-n=128 | FileCheck %s --check-prefix=WIDE
+// RUN: fa-opt %s --fa-tile --fa-gpu-tensor-core="block-n=128 shared-bytes=98304" | FileCheck %s --check-prefix=DYN
+// RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core=shared-bytes=1024 2>&1 | FileCheck %s --check-prefix=BADSHARED
 // RUN: fa-opt %s --fa-tile --fa-gpu-tensor-core=forward-warps=8 | FileCheck %s --check-prefix=WARPS8
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core=forward-warps=6 2>&1 | FileCheck %s --check-prefix=BADWARPS
 // BAD: error: fa-gpu-tensor-core: block-n must be a positive multiple of 16, got 24
 // BADWARPS: error: fa-gpu-tensor-core: forward-warps must be 4 or 8, got 6
+// BADSHARED: error: fa-gpu-tensor-core: shared-bytes must be at least 49152 (what every block has), got 1024
+
+// shared-bytes above 48 KiB: tiles that need more than static shared
+// memory become views into dynamic shared memory, whose size the launch
+// passes; tiles within 48 KiB stay workgroup attributions.
+// DYN-LABEL: func.func @gqa_forward(
+// DYN: function(@gqa_forward_mma_d64) workgroup({{.*}} : memref<128x64xbf16
+// DYN: %[[BYTES:.*]] = arith.constant 65536 : i32
+// DYN: gpu.launch {{.*}} dynamic_shared_memory_size %[[BYTES]]
+// DYN-NOT: workgroup(
+// DYN: %[[BASE:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// DYN: memref.view %[[BASE]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x128xbf16, #gpu.address_space<workgroup>>
+// DYN: memref.view %[[BASE]][%c32768{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x128xbf16, #gpu.address_space<workgroup>>
 
 // 8 forward warps: 256 threads over query tiles of 128 rows; the backward
 // kernels keep 4 warps.

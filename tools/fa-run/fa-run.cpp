@@ -77,6 +77,11 @@ static cl::opt<int64_t> mmaWarps(
              "autotuned, or 4 with FA_AUTOTUNE=0)"),
     cl::init(0));
 
+static cl::opt<int64_t> mmaSharedBytes(
+    cl::cat(faRunCategory), "mma-shared-bytes",
+    cl::desc("shared memory the tensor-core kernels' tiles may use, >= 49152 "
+             "(above it, dynamic shared memory; default 49152)"),
+    cl::init(0));
 static cl::opt<bool> allowTf32(
     cl::cat(faRunCategory), "allow-tf32",
     cl::desc("f32 on the GPU: one tf32 MMA per product (faster, 10-bit "
@@ -514,6 +519,10 @@ int main(int argc, char **argv) {
   options.mmaBlockN = mmaBlockN;
   options.mmaWarps = mmaWarps;
   options.allowTf32 = allowTf32;
+  if (mmaSharedBytes != 0 && mmaSharedBytes < 49152)
+    die("--mma-shared-bytes must be at least 49152 (what every block has), "
+        "got " + std::to_string(mmaSharedBytes));
+  options.mmaSharedBytes = mmaSharedBytes;
 
   auto file = MemoryBuffer::getFile(specPath);
   if (!file)

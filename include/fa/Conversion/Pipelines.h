@@ -35,6 +35,12 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("warps per forward block of the tensor-core kernels, 4 "
                      "or 8 (0: the pass default)"),
       llvm::cl::init(0)};
+  Option<int64_t> tensorCoreSharedBytes{
+      *this, "tensor-core-shared-bytes",
+      llvm::cl::desc("shared memory the tensor-core kernels' tiles may use "
+                     "(0: the pass default, 48 KiB; above it, dynamic shared "
+                     "memory the GPU must offer)"),
+      llvm::cl::init(0)};
   Option<bool> allowTf32{
       *this, "allow-tf32",
       llvm::cl::desc("f32 inputs: one tf32 MMA per product instead of three "

@@ -68,7 +68,9 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     from shared memory by plain loads instead of ldmatrix, and by default
     three MMAs per product on hi/lo tf32 halves (f32 accuracy); with
     `allow-tf32`, one. Shared tiles shrink (K/V tiles halve, dK/dV blocks
-    drop to 2 warps) until they fit the 48 KiB of static shared memory.
+    drop to 2 warps) until they fit `shared-bytes` (default: the 48 KiB of
+    static shared memory; above that the tiles are views into dynamic
+    shared memory and the launch asks for it).
 
     Forward (FlashAttention-2): one block of `forward-warps` warps per
     (query tile of 16 rows per warp, query head, batch), causal blocks in decreasing order of work;
@@ -97,6 +99,9 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
            "keys per shared-memory tile (a multiple of 16)">,
     Option<"forwardWarps", "forward-warps", "int64_t", "4",
            "warps per forward block, 16 query rows each (4 or 8)">,
+    Option<"sharedBytes", "shared-bytes", "int64_t", "49152",
+           "shared memory a block's tiles may use; above 48 KiB they are "
+           "dynamic shared memory (the GPU must offer that much)">,
     Option<"allowTf32", "allow-tf32", "bool", "false",
            "f32 inputs: one tf32 MMA per product (10-bit mantissa) instead "
            "of three on a hi/lo split (f32 accuracy)">

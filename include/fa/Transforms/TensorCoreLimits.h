@@ -29,20 +29,23 @@ inline constexpr bool hasKernel(int64_t headDim) {
 }
 
 /// Whether a kernel's two shared tiles of `rows` x `headDim` elements of
-/// `elementBytes` each fit static shared memory (else the head dim keeps
-/// the scalar path).
+/// `elementBytes` each fit `sharedBytes` (by default the static shared
+/// memory every block has; more is dynamic shared memory, which the GPU
+/// must offer).
 inline constexpr bool tilesFit(int64_t rows, int64_t headDim,
-                               int64_t elementBytes) {
-  return 2 * rows * headDim * elementBytes <= kStaticSharedBytes;
+                               int64_t elementBytes,
+                               int64_t sharedBytes = kStaticSharedBytes) {
+  return 2 * rows * headDim * elementBytes <= sharedBytes;
 }
 
 /// The largest tile of at most `requested` rows (halving, down to 16) whose
 /// two tiles fit; 0 when none does. f32 tiles take half as many rows as
 /// f16 ones at the same head dim.
-inline constexpr int64_t fittingTileRows(int64_t requested, int64_t headDim,
-                                         int64_t elementBytes) {
+inline constexpr int64_t
+fittingTileRows(int64_t requested, int64_t headDim, int64_t elementBytes,
+                int64_t sharedBytes = kStaticSharedBytes) {
   for (int64_t rows = requested; rows >= 16; rows /= 2)
-    if (tilesFit(rows, headDim, elementBytes))
+    if (tilesFit(rows, headDim, elementBytes, sharedBytes))
       return rows;
   return 0;
 }
