@@ -7,7 +7,6 @@ import math
 import pytest
 
 torch = pytest.importorskip("torch")
-import torch.nn.functional as F  # noqa: E402
 
 import fa  # noqa: E402
 
