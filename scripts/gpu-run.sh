@@ -47,12 +47,14 @@ stage specs && {
     done
   done
   # Every tensor-core config the autotuner may pick, checked explicitly.
-  # The last two: tiles in dynamic shared memory (not yet offered to the
-  # tuner; these runs are what validates them), bf16 and f32.
+  # The last four: tiles in dynamic shared memory and double-buffered K/V
+  # (not yet offered to the tuner; these runs are what validates them).
   for config in "--dtype bf16 --mma-warps 8" "--dtype bf16 --mma-block-n 128" \
                 "--dtype bf16 --mma-block-n 128 --mma-warps 8" \
                 "--dtype bf16 --mma-block-n 128 --mma-shared-bytes 98304" \
-                "--dtype f32 --mma-shared-bytes 98304"; do
+                "--dtype f32 --mma-shared-bytes 98304" \
+                "--dtype bf16 --mma-kv-stages 2" \
+                "--dtype bf16 --mma-kv-stages 2 --mma-warps 8 --mma-shared-bytes 98304"; do
     for case in "causal 1,8,8,197,197,64;2,8,2,300,700,128;1,8,8,1500,1500,64" \
                 "gpt_oss 1,64,8,197,197,64;1,64,8,700,300,64"; do
       FA_AUTOTUNE=0 timeout 300 "$FA/bin/fa-run" kernels_spec/${case% *}.mlir \

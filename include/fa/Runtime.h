@@ -74,6 +74,10 @@ struct CompileOptions {
   /// take the tensor cores; not validated on a GPU yet, so never the
   /// default nor an autotuning candidate).
   int64_t mmaSharedBytes = 0;
+  /// K/V tiles of the tensor-core forward in shared memory at once (0: 1;
+  /// 2 double buffers them). Like mmaSharedBytes, not yet validated on a
+  /// GPU: never the default nor an autotuning candidate.
+  int64_t mmaKvStages = 0;
   /// f32 on the GPU: the tensor cores take tf32 (10-bit mantissa) inputs.
   /// Off, each product is three tf32 MMAs on hi/lo halves of the operands,
   /// which keeps f32 accuracy; on, one (about 3x the speed, errors near

@@ -64,6 +64,8 @@ void fa::buildGpuPipeline(OpPassManager &pm,
   if (options.tensorCoreWarps > 0)
     tensorCore.forwardWarps = options.tensorCoreWarps;
   tensorCore.allowTf32 = options.allowTf32;
+  if (options.tensorCoreKvStages > 0)
+    tensorCore.kvStages = options.tensorCoreKvStages;
   if (options.tensorCoreSharedBytes > 0)
     tensorCore.sharedBytes = options.tensorCoreSharedBytes;
   pm.addPass(createFAGpuTensorCore(tensorCore));

@@ -344,6 +344,7 @@ static void buildPipeline(PassManager &pm, bool gpu, const std::string &arch,
     gpuOptions.tensorCoreWarps = options.mmaWarps;
     gpuOptions.allowTf32 = options.allowTf32;
     gpuOptions.tensorCoreSharedBytes = options.mmaSharedBytes;
+    gpuOptions.tensorCoreKvStages = options.mmaKvStages;
     gpuOptions.chip = arch;
     buildGpuPipeline(pm, gpuOptions);
     return;
@@ -393,7 +394,8 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
                       std::to_string(options.blockN) + " mma " +
                       std::to_string(options.mmaBlockN) + "x" +
                       std::to_string(options.mmaWarps) + " smem " +
-                      std::to_string(options.mmaSharedBytes) +
+                      std::to_string(options.mmaSharedBytes) + " stages " +
+                      std::to_string(options.mmaKvStages) +
                       (options.allowTf32 ? " tf32" : "");
   std::string key = KernelCache::hashKey(
       {compilerId(), LLVM_VERSION_STRING, useGpu ? "gpu" : "cpu", arch,
@@ -405,6 +407,7 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
   const char *autotuneEnv = std::getenv("FA_AUTOTUNE");
   impl.options.autotune = options.autotune && useGpu && !options.mmaBlockN &&
                           !options.mmaWarps && !options.mmaSharedBytes &&
+                          !options.mmaKvStages &&
                           !(autotuneEnv && std::string(autotuneEnv) == "0");
   impl.tuningKey = KernelCache::hashKey(
       {compilerId(), LLVM_VERSION_STRING, "tune", arch, driver, tiles,

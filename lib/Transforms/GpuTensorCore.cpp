@@ -68,6 +68,8 @@ struct KernelShape {
   int64_t blockN;
   int64_t warps = kWarps;
   int64_t queryRows = 0;
+  /// The forward's K/V tiles in shared memory at once (1 or 2).
+  int64_t kvStages = 1;
 };
 
 /// Operands of a forward entry: q, k, v[, sinks], o, lse.
@@ -86,7 +88,7 @@ public:
                 KernelShape shape, bool allowTf32)
       : TileBuilder(b, b.getF32Type(), shape.blockN), element(element),
         headDim(headDim), warps(shape.warps), queryRows(shape.queryRows),
-        splitF32(!allowTf32) {}
+        kvStages(shape.kvStages), splitF32(!allowTf32) {}
 
   /// Whether `memref` may take the fast path: unit stride on D, the other
   /// strides multiples of 16 bytes and a 16-byte aligned start (cp.async
@@ -138,7 +140,8 @@ public:
       *m = withUnitStride(*m);
     Dims dims = attentionDims(args.q, args.k);
     Value tiles = ceilDiv(dims.sq, 16 * warps);
-    launch({tiles, dims.hq, dims.batch}, {blockN, blockN}, kernelName,
+    launch({tiles, dims.hq, dims.batch},
+           {kvStages * blockN, kvStages * blockN}, kernelName,
            [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
              emitBody(variant, args, dims, tiles, launch, shared);
            });
@@ -177,6 +180,8 @@ private:
   int64_t warps;
   /// Query rows per shared Q/dO tile of the dK/dV kernel.
   int64_t queryRows;
+  /// The forward's K/V stages.
+  int64_t kvStages;
   /// f32 products as three tf32 MMAs on hi/lo halves (else one).
   bool splitF32;
   /// The forward's shared K and V tiles.
@@ -565,6 +570,12 @@ private:
   /// group. Chunk c of row r lands at chunk c ^ (r % 8).
   void loadTile(Value source, Value tile, Value start, Value limit,
                 Value head) {
+    copyTile(source, tile, start, limit, head);
+    NVVM::CpAsyncCommitGroupOp::create(b);
+  }
+  /// loadTile's copies, left uncommitted.
+  void copyTile(Value source, Value tile, Value start, Value limit,
+                Value head) {
     int64_t rows = cast<MemRefType>(tile.getType()).getDimSize(0);
     int64_t chunkSize = chunkElements();
     int64_t chunksPerRow = headDim / chunkSize;
@@ -593,7 +604,6 @@ private:
                      mul(chunk, idx(chunkSize))},
           b.getIndexAttr(chunkSize), srcElements, b.getUnitAttr());
     }
-    NVVM::CpAsyncCommitGroupOp::create(b);
   }
   /// Once every warp is done with `tiles`, refills them with rows
   /// [start, start + rows) of `sources` and waits for the copies.
@@ -667,6 +677,10 @@ private:
     }
 
     for (const KeyPhase &p : keyPhases(variant, dims, m0, rows)) {
+      if (kvStages == 2) {
+        emitPipelinedPhase(variant, args, dims, state, scaleLog2, rowOf, p);
+        continue;
+      }
       auto nonEmpty = scf::IfOp::create(
           b, cmp(arith::CmpIPredicate::slt, p.lo, p.hi), false);
       {
@@ -706,18 +720,17 @@ private:
     }
   }
 
-  /// One key tile [n0, n0 + blockN): K is in (or arriving in) `keys`.
-  /// `keyHi` is set on boundary tiles, whose scores are predicated.
-  void emitTile(const Variant &variant, const ForwardArgs &args,
-                const Dims &dims, const State &state, Value scaleLog2,
-                ArrayRef<Value> rowOf, Value n0, Value keyHi, Value phaseHi) {
-    waitTiles(); // K(n0) landed; every warp is done with V of the last tile
-    loadTile(args.v, values, n0, dims.sk, kvHead);
-
+  /// S = Q K^T against the key tile at n0 held in `keyTile` (masked when
+  /// `keyHi` is set) and the online-softmax step: returns P in the S
+  /// registers, with O and the row statistics rescaled.
+  SmallVector<SmallVector<Value, 4>>
+  softmaxTile(const Variant &variant, const Dims &dims, const State &state,
+              Value scaleLog2, ArrayRef<Value> rowOf, Value n0, Value keyHi,
+              Value keyTile) {
     // S = Q K^T: blockN / 8 accumulator tiles of 16 x 8.
     int64_t nTiles = blockN / 8;
     SmallVector<SmallVector<Value, 4>> s = zeroTiles(nTiles);
-    mmaRows(qFrag, keys, blockN, s);
+    mmaRows(qFrag, keyTile, blockN, s);
 
     // The scale is positive (the verifier says so), so the row max commutes
     // with scaling: scores stay unscaled and exp2(s * scale - m) is one FMA
@@ -763,6 +776,64 @@ private:
                      dt * 4 + e);
     }
 
+    return s;
+  }
+
+  /// Key phase `p` with two K/V stages: `keys` and `values` hold two tiles
+  /// each, tile i of the phase in slot i % 2. The copies of tile i + 2 go
+  /// out once every warp is done with tile i, so one tile's copies are in
+  /// flight while another computes. Each step commits one group (empty
+  /// past the phase), so "all but the newest group landed" always means
+  /// "this tile landed".
+  void emitPipelinedPhase(const Variant &variant, const ForwardArgs &args,
+                          const Dims &dims, const State &state,
+                          Value scaleLog2, ArrayRef<Value> rowOf,
+                          const KeyPhase &p) {
+    auto slotOf = [&](Value tile, Value slot) -> Value {
+      SmallVector<OpFoldResult> offsets = {OpFoldResult(mul(slot, idx(blockN))),
+                                           b.getIndexAttr(0)};
+      SmallVector<OpFoldResult> sizes = {b.getIndexAttr(blockN),
+                                         b.getIndexAttr(headDim)};
+      SmallVector<OpFoldResult> strides = {b.getIndexAttr(1),
+                                           b.getIndexAttr(1)};
+      return memref::SubViewOp::create(b, tile, offsets, sizes, strides);
+    };
+    auto copyKeysAndValues = [&](Value start, Value slot) {
+      auto inPhase = scf::IfOp::create(
+          b, cmp(arith::CmpIPredicate::slt, start, p.hi), false);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(inPhase.thenBlock());
+        copyTile(args.k, slotOf(keys, slot), start, dims.sk, kvHead);
+        copyTile(args.v, slotOf(values, slot), start, dims.sk, kvHead);
+      }
+      NVVM::CpAsyncCommitGroupOp::create(b);
+    };
+    copyKeysAndValues(p.lo, idx(0));
+    copyKeysAndValues(add(p.lo, idx(blockN)), idx(1));
+    phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockN,
+          [&](Value n0, bool masked) {
+            Value slot = remi(divi(sub(n0, p.lo), blockN), 2);
+            NVVM::CpAsyncWaitGroupOp::create(b, 1);
+            gpu::BarrierOp::create(b); // tile n0 landed for every warp
+            SmallVector<SmallVector<Value, 4>> s =
+                softmaxTile(variant, dims, state, scaleLog2, rowOf, n0,
+                            masked ? p.keyHi : Value(), slotOf(keys, slot));
+            mmaCols(s, slotOf(values, slot), blockN, state.out);
+            gpu::BarrierOp::create(b); // every warp is done with the slot
+            copyKeysAndValues(add(n0, idx(2 * blockN)), slot);
+          });
+  }
+
+  /// One key tile [n0, n0 + blockN): K is in (or arriving in) `keys`.
+  /// `keyHi` is set on boundary tiles, whose scores are predicated.
+  void emitTile(const Variant &variant, const ForwardArgs &args,
+                const Dims &dims, const State &state, Value scaleLog2,
+                ArrayRef<Value> rowOf, Value n0, Value keyHi, Value phaseHi) {
+    waitTiles(); // K(n0) landed; every warp is done with V of the last tile
+    loadTile(args.v, values, n0, dims.sk, kvHead);
+    SmallVector<SmallVector<Value, 4>> s = softmaxTile(
+        variant, dims, state, scaleLog2, rowOf, n0, keyHi, keys);
     waitTiles(); // V(n0) landed; every warp is done with K(n0)
     Value next = add(n0, idx(blockN));
     auto more =
@@ -912,6 +983,10 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
              << "fa-gpu-tensor-core: shared-bytes must be at least "
              << tensor_core::kStaticSharedBytes << " (what every block has), got "
              << static_cast<int64_t>(sharedBytes);
+    if (kvStages != 1 && kvStages != 2)
+      return emitError(UnknownLoc::get(context))
+             << "fa-gpu-tensor-core: kv-stages must be 1 or 2, got "
+             << static_cast<int64_t>(kvStages);
     if (forwardWarps != 4 && forwardWarps != 8)
       return emitError(UnknownLoc::get(context))
              << "fa-gpu-tensor-core: forward-warps must be 4 or 8, got "
@@ -990,14 +1065,15 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     return ok;
   }
 
-  /// A K/V tile of up to block-n keys, fewer where f32 tiles would not fit.
+  /// A K/V tile of up to block-n keys, fewer where f32 tiles (or `stages`
+  /// of them) would not fit.
   std::optional<KernelShape> keyTileShape(int64_t headDim, int64_t bytes,
-                                          int64_t warps) {
-    int64_t rows =
-        tensor_core::fittingTileRows(blockN, headDim, bytes, sharedBytes);
+                                          int64_t warps, int64_t stages = 1) {
+    int64_t rows = tensor_core::fittingTileRows(blockN, headDim, bytes,
+                                                sharedBytes / stages);
     if (!rows)
       return std::nullopt;
-    return KernelShape{rows, warps};
+    return KernelShape{rows, warps, /*queryRows=*/0, stages};
   }
 
   /// The whole forward body becomes the fallback of the kernels.
@@ -1016,7 +1092,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     dispatch(first, body.getTerminator(), layoutOk, d, element,
              (fn.getSymName() + "_mma").str(),
              [&](int64_t headDim, int64_t bytes) {
-               return keyTileShape(headDim, bytes, forwardWarps);
+               return keyTileShape(headDim, bytes, forwardWarps, kvStages);
              },
              [&](KernelEmitter &emitter, StringRef name) {
                emitter.emitForward(variant, args, name);

@@ -5,11 +5,33 @@
 // RUN: fa-opt %s --fa-tile --fa-gpu-tensor-core=block-n=128 | FileCheck %s --check-prefix=WIDE
 // RUN: fa-opt %s --fa-tile --fa-gpu-tensor-core="block-n=128 shared-bytes=98304" | FileCheck %s --check-prefix=DYN
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core=shared-bytes=1024 2>&1 | FileCheck %s --check-prefix=BADSHARED
+// RUN: fa-opt %s --fa-tile --fa-gpu-tensor-core=kv-stages=2 | FileCheck %s --check-prefix=STAGES
+// RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core=kv-stages=3 2>&1 | FileCheck %s --check-prefix=BADSTAGES
 // RUN: fa-opt %s --fa-tile --fa-gpu-tensor-core=forward-warps=8 | FileCheck %s --check-prefix=WARPS8
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core=forward-warps=6 2>&1 | FileCheck %s --check-prefix=BADWARPS
 // BAD: error: fa-gpu-tensor-core: block-n must be a positive multiple of 16, got 24
 // BADWARPS: error: fa-gpu-tensor-core: forward-warps must be 4 or 8, got 6
+// BADSTAGES: error: fa-gpu-tensor-core: kv-stages must be 1 or 2, got 3
 // BADSHARED: error: fa-gpu-tensor-core: shared-bytes must be at least 49152 (what every block has), got 1024
+
+// kv-stages = 2: the forward's K and V tiles hold two key tiles each
+// (D = 128 takes 32-key tiles to fit 48 KiB); two tiles' copies go out
+// before the loop, each step waits for all but the newest copy group,
+// computes on its slot (a subview), and refills the slot two tiles ahead,
+// always committing one group.
+// STAGES-LABEL: func.func @gqa_forward(
+// STAGES: function(@gqa_forward_mma_d64) workgroup({{.*}} : memref<128x64xbf16, {{.*}}, {{.*}} : memref<128x64xbf16
+// STAGES: nvvm.cp.async.commit.group
+// STAGES: nvvm.cp.async.commit.group
+// STAGES: scf.for
+// STAGES: nvvm.cp.async.wait.group 1
+// STAGES-NEXT: gpu.barrier
+// STAGES: memref.subview {{.*}} : memref<128x64xbf16, #gpu.address_space<workgroup>> to memref<64x64xbf16, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>
+// STAGES: nvvm.mma.sync
+// STAGES: gpu.barrier
+// STAGES: nvvm.cp.async.commit.group
+// STAGES: function(@gqa_forward_mma_d128) workgroup({{.*}} : memref<64x128xbf16, {{.*}}, {{.*}} : memref<64x128xbf16
+// STAGES-LABEL: func.func @gqa_backward(
 
 // shared-bytes above 48 KiB: tiles that need more than static shared
 // memory become views into dynamic shared memory, whose size the launch

@@ -82,6 +82,11 @@ static cl::opt<int64_t> mmaSharedBytes(
     cl::desc("shared memory the tensor-core kernels' tiles may use, >= 49152 "
              "(above it, dynamic shared memory; default 49152)"),
     cl::init(0));
+static cl::opt<int64_t> mmaKvStages(
+    cl::cat(faRunCategory), "mma-kv-stages",
+    cl::desc("K/V tiles of the tensor-core forward in shared memory at once, "
+             "1 or 2 (default 1)"),
+    cl::init(0));
 static cl::opt<bool> allowTf32(
     cl::cat(faRunCategory), "allow-tf32",
     cl::desc("f32 on the GPU: one tf32 MMA per product (faster, 10-bit "
@@ -523,6 +528,9 @@ int main(int argc, char **argv) {
     die("--mma-shared-bytes must be at least 49152 (what every block has), "
         "got " + std::to_string(mmaSharedBytes));
   options.mmaSharedBytes = mmaSharedBytes;
+  if (mmaKvStages != 0 && mmaKvStages != 1 && mmaKvStages != 2)
+    die("--mma-kv-stages must be 1 or 2, got " + std::to_string(mmaKvStages));
+  options.mmaKvStages = mmaKvStages;
 
   auto file = MemoryBuffer::getFile(specPath);
   if (!file)

@@ -35,6 +35,11 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("warps per forward block of the tensor-core kernels, 4 "
                      "or 8 (0: the pass default)"),
       llvm::cl::init(0)};
+  Option<int64_t> tensorCoreKvStages{
+      *this, "tensor-core-kv-stages",
+      llvm::cl::desc("K/V tiles of the tensor-core forward in shared memory "
+                     "at once, 1 or 2 (0: the pass default, 1)"),
+      llvm::cl::init(0)};
   Option<int64_t> tensorCoreSharedBytes{
       *this, "tensor-core-shared-bytes",
       llvm::cl::desc("shared memory the tensor-core kernels' tiles may use "

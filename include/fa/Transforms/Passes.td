@@ -99,6 +99,10 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
            "keys per shared-memory tile (a multiple of 16)">,
     Option<"forwardWarps", "forward-warps", "int64_t", "4",
            "warps per forward block, 16 query rows each (4 or 8)">,
+    Option<"kvStages", "kv-stages", "int64_t", "1",
+           "forward K/V tiles in shared memory at once: 1 (V's copy overlaps "
+           "Q K^T, the next K's P V) or 2 (double buffered, the copies of "
+           "tile i + 2 overlap tile i + 1)">,
     Option<"sharedBytes", "shared-bytes", "int64_t", "49152",
            "shared memory a block's tiles may use; above 48 KiB they are "
            "dynamic shared memory (the GPU must offer that much)">,
