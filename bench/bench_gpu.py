@@ -344,16 +344,12 @@ def main():
     parser.add_argument("--seqs", default="1024,2048,4096,8192,16384")
     parser.add_argument("--fa-default-seqs", default="16384",
                         help="where fa-default runs beside fa")
-    parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--reps", type=int, default=10)
+    common.add_measurement_args(
+        parser, warmup=3, reps=10, budget=30.0,
+        measurement="one forward or one backward of one row",
+        time_limit="rows not started by then are recorded as skipped")
     parser.add_argument("--rounds", type=int, default=4,
                         help="alternating rounds of fa-tuned and fa-default")
-    parser.add_argument("--budget", type=float, default=30.0,
-                        help="seconds per measurement (one forward or one "
-                             "backward of one row)")
-    parser.add_argument("--time-limit", type=float,
-                        help="seconds for the whole run; rows not started "
-                             "by then are recorded as skipped")
     parser.add_argument("--plot-dir",
                         help="PNGs of the CSV (default: the CSV's path "
                              "without .csv, plus -plots)")

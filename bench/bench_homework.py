@@ -223,14 +223,10 @@ def main():
     parser.add_argument("--tf32", action="store_true",
                         help="float32 matmuls on tf32, PyTorch's and fa's "
                              "(torch.backends.cuda.matmul.allow_tf32)")
-    parser.add_argument("--warmup", type=int, default=10)
-    parser.add_argument("--reps", type=int, default=100)
-    parser.add_argument("--budget", type=float, default=20.0,
-                        help="seconds per measurement (one config's "
-                             "forward, or its backward)")
-    parser.add_argument("--time-limit", type=float,
-                        help="seconds for the whole run; softmax gets a "
-                             "third of it when both parts run")
+    common.add_measurement_args(
+        parser, warmup=10, reps=100, budget=20.0,
+        measurement="one config's forward, or its backward",
+        time_limit="softmax gets a third of it when both parts run")
     args = parser.parse_args()
     unknown = set(args.impl) - set(ATTENTION_IMPLS)
     if unknown:

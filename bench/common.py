@@ -179,6 +179,19 @@ def measure(fn, warmup, reps, budget, predicted=None):
                    f"{n} of {reps} reps (budget {budget:.0f} s)")
 
 
+def add_measurement_args(parser, warmup, reps, budget, measurement,
+                         time_limit):
+    """--warmup, --reps, --budget (seconds per `measurement`) and
+    --time-limit (seconds for the whole run; `time_limit` says what it
+    does to the rest), the options every timed benchmark shares."""
+    parser.add_argument("--warmup", type=int, default=warmup)
+    parser.add_argument("--reps", type=int, default=reps)
+    parser.add_argument("--budget", type=float, default=budget,
+                        help=f"seconds per measurement ({measurement})")
+    parser.add_argument("--time-limit", type=float,
+                        help=f"seconds for the whole run; {time_limit}")
+
+
 def set_recompile_limit(n):
     """Lets torch.compile keep a graph per benchmarked shape (the default
     limit of 8 falls back to eager without a word)."""

@@ -100,10 +100,12 @@ void setKernelTiming(bool enabled);
 /// The GPU time of the kernels launched since the last call (and since
 /// timing was turned on), in milliseconds.
 double takeKernelTime();
-/// The most bytes of device workspace fa held at once since the last call
-/// (workspaces come from the driver, outside the caller's allocator), and
-/// restarts the count from what it holds now.
-std::uint64_t takeWorkspacePeakBytes();
+/// The most bytes of device workspace fa held at once since the last
+/// resetWorkspacePeak() (workspaces come from the driver, outside the
+/// caller's allocator).
+std::uint64_t workspacePeakBytes();
+/// Restarts workspacePeakBytes() from what fa holds now.
+void resetWorkspacePeak();
 
 /// Device memory for the GPU target's arguments.
 class DeviceBuffer {

@@ -347,10 +347,16 @@ bool setKernelTiming(bool enabled) {
   return std::exchange(timing.enabled, enabled);
 }
 
-std::uint64_t takeWorkspacePeakBytes() {
+std::uint64_t workspacePeakBytes() {
   WorkspaceUse &use = workspaceUse();
   std::lock_guard<std::mutex> lock(use.mutex);
-  return std::exchange(use.peak, use.current);
+  return use.peak;
+}
+
+void resetWorkspacePeak() {
+  WorkspaceUse &use = workspaceUse();
+  std::lock_guard<std::mutex> lock(use.mutex);
+  use.peak = use.current;
 }
 
 void synchronize(std::optional<std::uintptr_t> stream) {

@@ -60,8 +60,9 @@ bool setKernelTiming(bool enabled);
 /// The kernel time in milliseconds since the last call (waits for the timed
 /// kernels to finish).
 double takeKernelTimeMs();
-/// See fa::takeWorkspacePeakBytes.
-std::uint64_t takeWorkspacePeakBytes();
+/// See fa::workspacePeakBytes and fa::resetWorkspacePeak.
+std::uint64_t workspacePeakBytes();
+void resetWorkspacePeak();
 
 /// Device memory for callers that hold host data (fa-run, tests).
 void *allocate(std::size_t bytes, std::string &error);

@@ -888,9 +888,8 @@ bool gpuAvailable(std::string *why) {
 void setKernelTiming(bool enabled) { cuda::setKernelTiming(enabled); }
 
 double takeKernelTime() { return cuda::takeKernelTimeMs(); }
-std::uint64_t takeWorkspacePeakBytes() {
-  return cuda::takeWorkspacePeakBytes();
-}
+std::uint64_t workspacePeakBytes() { return cuda::workspacePeakBytes(); }
+void resetWorkspacePeak() { cuda::resetWorkspacePeak(); }
 
 std::unique_ptr<DeviceBuffer> DeviceBuffer::allocate(std::size_t bytes,
                                                      std::string &error) {

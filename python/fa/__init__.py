@@ -23,23 +23,15 @@ def gpu_available():
 # fa's GPU workspaces (the backward's row statistics, dsinks partials) come
 # from the CUDA driver's stream-ordered pool, which torch.cuda's memory
 # statistics do not see; add these to them for fa's peak memory.
-_workspace_peak = 0
-
-
 def workspace_peak_bytes():
     """The most bytes of device workspace fa held at once since the last
     reset_workspace_peak() (or the start)."""
-    global _workspace_peak
-    _workspace_peak = max(_workspace_peak,
-                          _api._fa.take_workspace_peak_bytes())
-    return _workspace_peak
+    return _api._fa.workspace_peak_bytes()
 
 
 def reset_workspace_peak():
     """Restarts workspace_peak_bytes() from what fa holds now."""
-    global _workspace_peak
-    _api._fa.take_workspace_peak_bytes()
-    _workspace_peak = 0
+    _api._fa.reset_workspace_peak()
 
 
 def attention(q, k, v, *, causal=False, window=None, sink_tokens=0,

@@ -144,7 +144,9 @@ PYBIND11_MODULE(_fa, m) {
     bool ok = fa::gpuAvailable(&why);
     return py::make_tuple(ok, why);
   });
-  m.def("take_workspace_peak_bytes", &fa::takeWorkspacePeakBytes,
+  m.def("workspace_peak_bytes", &fa::workspacePeakBytes,
         "Most bytes of device workspace fa held at once since the last "
-        "call; restarts the count.");
+        "reset_workspace_peak().");
+  m.def("reset_workspace_peak", &fa::resetWorkspacePeak,
+        "Restarts workspace_peak_bytes() from what fa holds now.");
 }
