@@ -18,6 +18,9 @@ cache folders: fa's kernel cache (FA_CACHE_DIR), Inductor's and Triton's
   in-memory hit); steady_kernel_ms: median CUDA-event time of later
   forwards; steady_wall_ms: their median synchronized wall time;
   hit_overhead_ms = second_fwd_ms - steady_kernel_ms.
+- cold_phases, cache_phases: where each process's compile went, from fa's
+  FA_COMPILE_TIMES line: parse, lowering (cold) or cache load, host JIT
+  (LLVM on the host code), GPU module load (the driver's PTX JIT).
 - cache: what the caches said (fa: its program's disk-cache status, first
   process then second; flex: Inductor's FX graph cache hits and misses).
 CUDA and fa's driver are initialised before any clock starts; process start
@@ -43,7 +46,8 @@ SHAPE = dict(d=128, s=4096)  # B = 16k tokens / S = 4
 FIELDS = ["impl", "variant", "dtype", "d", "b", "hq", "hkv", "s",
           "cold_fwd_s", "cold_bwd_s", "cache_fwd_s", "cache_bwd_s",
           "second_fwd_ms", "steady_kernel_ms", "steady_wall_ms",
-          "hit_overhead_ms", "cache", "status", "gpu"]
+          "hit_overhead_ms", "cold_phases", "cache_phases", "cache", "status",
+          "gpu"]
 CHILD_TIMEOUT = 300
 
 
@@ -107,11 +111,14 @@ def run_child(impl, variant, env, timeout):
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True,
                           timeout=timeout)
     sys.stderr.write(proc.stderr[-2000:])
+    phases = [line.split(" total ", 1)[1] for line in proc.stderr.splitlines()
+              if line.startswith("fa: compile times: ") and " total " in line]
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
             result = json.loads(line[len("RESULT "):])
             if "error" in result:
                 raise RuntimeError(result["error"])
+            result["phases"] = "; ".join(phases)
             return result
     raise RuntimeError(f"exit {proc.returncode}: "
                        f"{proc.stderr.strip()[-200:]}")
@@ -121,7 +128,7 @@ def measure(impl, variant, deadline):
     """Row of one (impl, variant): a cold process, then a warm one."""
     row = dict(impl=impl, variant=variant, dtype="bf16")
     root = tempfile.mkdtemp(prefix=f"fa-bench-compile-{impl}-")
-    env = dict(os.environ, FA_AUTOTUNE="0",
+    env = dict(os.environ, FA_AUTOTUNE="0", FA_COMPILE_TIMES="1",
                FA_CACHE_DIR=os.path.join(root, "fa"),
                TORCHINDUCTOR_CACHE_DIR=os.path.join(root, "inductor"),
                TRITON_CACHE_DIR=os.path.join(root, "triton"),
@@ -143,6 +150,7 @@ def measure(impl, variant, deadline):
                    steady_kernel_ms=f"{warm['kernel_ms']:.3f}",
                    steady_wall_ms=f"{warm['wall_ms']:.3f}",
                    hit_overhead_ms=f"{warm['second_ms'] - warm['kernel_ms']:.3f}",
+                   cold_phases=cold["phases"], cache_phases=warm["phases"],
                    cache=f"{cold['cache']} -> {warm['cache']}",
                    status="ok", gpu=warm["gpu"])
     except subprocess.TimeoutExpired:

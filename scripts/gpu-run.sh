@@ -6,9 +6,9 @@
 # Usage: scripts/gpu-run.sh [out-dir]   (default: $OUT, else ./gpu-out)
 # FA_GPU_STAGES picks stages, so that each call fits the device's 10-minute
 # limit (one stage a call for the benchmarks; bench/README.md). Default:
-# "specs sass export pytest homework variants-d64 variants-d128 flex-d64
-# flex-d128 compile conformance". Stages:
-#   specs, sass, export, pytest, conformance   correctness (logs)
+# "specs configs sass export pytest homework variants-d64 variants-d128
+# flex-d64 flex-d128 compile conformance". Stages:
+#   specs, configs, sass, export, pytest, conformance   correctness (logs)
 #   homework        bench/bench_homework.py: softmax_matmul_benchmark.csv,
 #                   attention_benchmark.csv (FA_HOMEWORK_ARGS)
 #   variants-d64, variants-d128   bench/bench_gpu.py without FlexAttention,
@@ -31,38 +31,66 @@ tar -xJf bundle/fa-bundle.tar.xz -C "$FA" || exit 1
 export LD_LIBRARY_PATH="$FA/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PYTHONUNBUFFERED=1
 status=0
-STAGES=" ${FA_GPU_STAGES:-specs sass export pytest homework variants-d64 variants-d128 flex-d64 flex-d128 compile conformance} "
+STAGES=" ${FA_GPU_STAGES:-specs configs sass export pytest homework variants-d64 variants-d128 flex-d64 flex-d128 compile conformance} "
 stage() { [[ "$STAGES" == *" $1 "* ]]; }
 
 nvidia-smi > "$OUT_DIR/nvidia-smi.txt" 2>&1
 
-# Every spec, forward and backward, on the GPU against the float64
-# reference (outputs poisoned with NaN before each run).
-stage specs && {
+# Checks with fa-run --target gpu --check --backward (fresh random inputs,
+# outputs poisoned with NaN before each run, float64 reference), one per
+# stdin line "spec|shapes|flags" (shapes may be empty: the spec's own),
+# FA_CHECK_JOBS at once: only their answers count, not their times. All
+# logs go to $1; fails when any check did.
+check_jobs() {
+  local dir=/tmp/fa-checks n=0
+  rm -rf "$dir" && mkdir -p "$dir"
+  while IFS= read -r line; do
+    n=$((n + 1))
+    printf '%s\n' "$line" > "$dir/$(printf %03d $n).job"
+  done
+  ls "$dir"/*.job | FA="$FA" xargs -P "${FA_CHECK_JOBS:-6}" -I{} bash -c '
+    IFS="|" read -r spec shapes flags < "{}"
+    { echo "== $spec ${shapes:+--shape $shapes }$flags"
+      FA_AUTOTUNE=0 timeout 300 "$FA/bin/fa-run" "$spec" --target gpu \
+        --check --backward $flags ${shapes:+--shape "$shapes"} 2>&1 ||
+        echo "FAILED: $spec $flags"
+    } > "{}.log"'
+  cat "$dir"/*.log > "$1"
+  ! grep -q '^FAILED' "$1"
+}
+
+# Every spec, forward and backward: bf16, f32 (three tf32 MMAs per product,
+# f32 tolerance) and f32 with one (--allow-tf32).
+if stage specs; then
   for spec in kernels_spec/*.mlir; do
-    # f32 twice: three tf32 MMAs per product (f32 tolerance), then one.
     for dtype in "bf16" "f32" "f32 --allow-tf32"; do
-      timeout 300 "$FA/bin/fa-run" "$spec" --target gpu --check --backward \
-        --dtype $dtype 2>&1 || status=1
+      echo "$spec||--dtype $dtype"
+    done
+  done | check_jobs "$OUT_DIR/specs.log" || status=1
+fi
+
+# Every tensor-core config the autotuner may pick (tuningCandidates: block-n,
+# forward warps, K/V stages, shared memory up to 128 KiB), forced, on odd
+# shapes at both head dims; plus f16 and f32 in dynamic shared memory.
+if stage configs; then
+  {
+  for config in "--mma-warps 8" "--mma-block-n 128" "--mma-block-n 128 --mma-warps 8" \
+                "--mma-kv-stages 2" "--mma-kv-stages 2 --mma-warps 8 --mma-shared-bytes 65536" \
+                "--mma-shared-bytes 65536" "--mma-block-n 128 --mma-shared-bytes 65536" \
+                "--mma-block-n 128 --mma-kv-stages 2 --mma-shared-bytes 131072" \
+                "--mma-block-n 128 --mma-kv-stages 2 --mma-warps 8 --mma-shared-bytes 131072"; do
+    for case in "causal|1,8,8,197,197,64;2,8,2,300,700,128;1,8,8,1500,1500,64" \
+                "gpt_oss|1,64,8,197,197,64;1,64,8,700,300,64" \
+                "mha|2,4,4,1000,777,128"; do
+      echo "kernels_spec/${case%%|*}.mlir|${case#*|}|--dtype bf16 $config"
     done
   done
-  # Every tensor-core config the autotuner may pick, checked explicitly.
-  # The last four: tiles in dynamic shared memory and double-buffered K/V
-  # (not yet offered to the tuner; these runs are what validates them).
-  for config in "--dtype bf16 --mma-warps 8" "--dtype bf16 --mma-block-n 128" \
-                "--dtype bf16 --mma-block-n 128 --mma-warps 8" \
-                "--dtype bf16 --mma-block-n 128 --mma-shared-bytes 98304" \
-                "--dtype f32 --mma-shared-bytes 98304" \
-                "--dtype bf16 --mma-kv-stages 2" \
-                "--dtype bf16 --mma-kv-stages 2 --mma-warps 8 --mma-shared-bytes 98304"; do
-    for case in "causal 1,8,8,197,197,64;2,8,2,300,700,128;1,8,8,1500,1500,64" \
-                "gpt_oss 1,64,8,197,197,64;1,64,8,700,300,64"; do
-      FA_AUTOTUNE=0 timeout 300 "$FA/bin/fa-run" kernels_spec/${case% *}.mlir \
-        --target gpu --check --backward $config \
-        --shape "${case#* }" 2>&1 || status=1
-    done
+  for config in "--dtype f16 --mma-block-n 128 --mma-kv-stages 2 --mma-warps 8 --mma-shared-bytes 131072" \
+                "--dtype f32 --mma-shared-bytes 98304"; do
+    echo "kernels_spec/causal.mlir|2,8,2,300,700,128;1,8,8,197,197,64|$config"
   done
-} > "$OUT_DIR/specs.log" 2>&1
+} | check_jobs "$OUT_DIR/configs.log" || status=1
+fi
 
 # SASS of the tensor-core kernels: fa-compile's PTX through ptxas, then
 # cuobjdump; each kernel's registers, spills and HMMA count.

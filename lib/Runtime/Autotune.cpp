@@ -2,37 +2,51 @@
 
 #include "Autotune.h"
 
-#include "fa/Transforms/TensorCoreLimits.h"
-
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cstdio>
 
 namespace fa {
 
-/// The payload of a tuning entry; anything else is not trusted.
-static constexpr const char *kFormat = "fa-tune 1 block-n %lld warps %lld\n";
+/// The payload of a tuning entry; anything else is not trusted. Version 1
+/// entries (block-n and warps only) fail to match and are retuned.
+static constexpr const char *kFormat =
+    "fa-tune 2 block-n %lld warps %lld stages %lld shared %lld\n";
 
 std::string TileConfig::str() const {
-  return "block-n " + std::to_string(blockN) + ", warps " +
-         std::to_string(warps);
+  return llvm::formatv("block-n {0}, warps {1}, stages {2}, shared {3} KiB",
+                       blockN, warps, kvStages, sharedBytes / 1024)
+      .str();
 }
 
 std::vector<TileConfig> tuningCandidates(DType dtype, int64_t headDim,
-                                         Entry entry) {
+                                         Entry entry, int64_t maxSharedBytes) {
   if ((dtype != DType::F16 && dtype != DType::BF16) ||
       !tensor_core::hasKernel(headDim))
     return {};
+  int64_t bytes = dtypeSize(dtype);
   std::vector<TileConfig> candidates;
+  auto offer = [&](TileConfig config) {
+    if (config.sharedBytes <= maxSharedBytes)
+      candidates.push_back(config);
+  };
   for (int64_t blockN : {64, 128}) {
-    if (!tensor_core::tilesFit(blockN, headDim, dtypeSize(dtype)))
+    if (entry == Entry::Backward) {
+      int64_t full = tensor_core::backwardSharedBytes(blockN, headDim, bytes);
+      // The default block-n in static shared memory, then full tiles.
+      if (blockN == 64 && full > tensor_core::kStaticSharedBytes)
+        offer({blockN, 4, 1, tensor_core::kStaticSharedBytes});
+      offer({blockN, 4, 1, full});
       continue;
-    for (int64_t warps : {4, 8}) {
-      if (entry == Entry::Backward && warps != 4)
-        continue;
-      candidates.push_back({blockN, warps});
     }
+    for (int64_t warps : {4, 8})
+      for (int64_t stages : {1, 2})
+        offer({blockN, warps, stages,
+               tensor_core::forwardSharedBytes(blockN, stages, headDim,
+                                               bytes)});
   }
+  // The loops' order puts the default first: 64 keys, 4 warps and 1 stage
+  // in static shared memory, which every head dim's tiles fit.
   return candidates.size() > 1 ? candidates : std::vector<TileConfig>();
 }
 
@@ -41,14 +55,15 @@ std::optional<TileConfig> loadTunedConfig(const KernelCache &cache,
   std::string payload;
   if (cache.load(key, payload) != KernelCache::Lookup::Hit)
     return std::nullopt;
-  long long blockN = 0, warps = 0;
+  long long blockN = 0, warps = 0, stages = 0, shared = 0;
   char check[128];
-  if (std::sscanf(payload.c_str(), kFormat, &blockN, &warps) != 2)
+  if (std::sscanf(payload.c_str(), kFormat, &blockN, &warps, &stages,
+                  &shared) != 4)
     return std::nullopt;
-  std::snprintf(check, sizeof check, kFormat, blockN, warps);
+  std::snprintf(check, sizeof check, kFormat, blockN, warps, stages, shared);
   if (payload != check)
     return std::nullopt;
-  return TileConfig{blockN, warps};
+  return TileConfig{blockN, warps, stages, shared};
 }
 
 bool storeTunedConfig(const KernelCache &cache, llvm::StringRef key,
@@ -56,7 +71,9 @@ bool storeTunedConfig(const KernelCache &cache, llvm::StringRef key,
   char payload[128];
   std::snprintf(payload, sizeof payload, kFormat,
                 static_cast<long long>(config.blockN),
-                static_cast<long long>(config.warps));
+                static_cast<long long>(config.warps),
+                static_cast<long long>(config.kvStages),
+                static_cast<long long>(config.sharedBytes));
   return cache.store(key, payload, error);
 }
 

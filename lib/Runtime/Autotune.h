@@ -1,9 +1,11 @@
 //===- Autotune.h - Tensor-core tile configs and their tuning ---*- C++ -*-===//
 //
-// The tensor-core kernels take two knobs: keys per shared-memory tile
-// (block-n) and warps per forward block. For a new shape class, Program::run
-// times each candidate on the caller's real arguments and keeps the fastest
-// in the kernel cache, so later processes start with it.
+// The tensor-core kernels take four knobs: keys per shared-memory K/V tile
+// (block-n), warps per forward block, the forward's K/V pipeline depth
+// (stages) and the shared memory a block asks for (beyond the static 48 KiB
+// it is dynamic, up to what the GPU offers). For a new shape class,
+// Program::run times each candidate on the caller's real arguments and
+// keeps the fastest in the kernel cache, so later processes start with it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,11 +15,13 @@
 #include "KernelCache.h"
 
 #include "fa/Runtime.h"
+#include "fa/Transforms/TensorCoreLimits.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace fa {
@@ -25,22 +29,32 @@ namespace fa {
 struct TileConfig {
   int64_t blockN = 64;
   int64_t warps = 4;
+  int64_t kvStages = 1;
+  int64_t sharedBytes = tensor_core::kStaticSharedBytes;
 
   bool operator==(const TileConfig &other) const {
-    return blockN == other.blockN && warps == other.warps;
+    return blockN == other.blockN && warps == other.warps &&
+           kvStages == other.kvStages && sharedBytes == other.sharedBytes;
   }
   bool operator!=(const TileConfig &other) const { return !(*this == other); }
-  /// "block-n 64, warps 4".
+  bool operator<(const TileConfig &other) const {
+    return std::tie(blockN, warps, kvStages, sharedBytes) <
+           std::tie(other.blockN, other.warps, other.kvStages,
+                    other.sharedBytes);
+  }
+  /// "block-n 64, warps 4, stages 1, shared 48 KiB".
   std::string str() const;
 };
 
-/// The configs worth timing for an entry of `dtype` with head dim
-/// `headDim` (the default first); empty when only the default applies
-/// (f32/f64, head dims without tensor-core kernels). Warps only change the
-/// forward; block-n values whose K/V tiles do not fit static shared memory
-/// are left out (tensor_core::tilesFit: fa-gpu-tensor-core skips them).
+/// The configs worth timing for an entry of `dtype` with head dim `headDim`
+/// on a GPU whose blocks may use up to `maxSharedBytes` (the default
+/// first); empty when only the default applies (f32/f64, head dims without
+/// tensor-core kernels). Each asks for the shared memory its full tiles
+/// need (tensor_core::forwardSharedBytes, backwardSharedBytes), and is left
+/// out where the GPU has less. Warps and stages only change the forward;
+/// the backward also tries its default block-n with full dK/dV tiles.
 std::vector<TileConfig> tuningCandidates(DType dtype, int64_t headDim,
-                                         Entry entry);
+                                         Entry entry, int64_t maxSharedBytes);
 
 /// The config stored under `key`, when a valid entry is there.
 std::optional<TileConfig> loadTunedConfig(const KernelCache &cache,

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -103,12 +104,15 @@ bool isCallerStream(void *stream) {
   return callerStream.set && static_cast<CUstream>(stream) == callerStream.stream;
 }
 
-std::mutex &errorMutex() {
+std::mutex &kernelNamesMutex() {
   static std::mutex m;
   return m;
 }
+/// The first failure on this thread since it last took one: runtime calls
+/// run on the thread of the host code that made them, so concurrent
+/// compiles and launches each see their own.
 std::string &pendingError() {
-  static std::string e;
+  thread_local std::string e;
   return e;
 }
 /// Names of loaded kernels, for error messages.
@@ -132,7 +136,6 @@ bool check(CUresult result, const char *call, const llvm::Twine &context) {
   if (result == CUDA_SUCCESS)
     return true;
   std::string where = context.str();
-  std::lock_guard<std::mutex> lock(errorMutex());
   if (pendingError().empty())
     pendingError() = std::string(call) + " failed" +
                      (where.empty() ? "" : " for " + where) + ": " +
@@ -148,7 +151,7 @@ bool checkKernel(CUresult result, const char *call, CUfunction f,
     return true;
   std::string name;
   {
-    std::lock_guard<std::mutex> lock(errorMutex());
+    std::lock_guard<std::mutex> lock(kernelNamesMutex());
     auto it = kernelNames().find(f);
     if (it != kernelNames().end())
       name = it->second;
@@ -205,8 +208,12 @@ bool load(std::string &error) {
 // The mgpu* ABI of MLIR's GPU-to-LLVM lowering.
 //===----------------------------------------------------------------------===//
 
+/// Seconds this thread spent in the driver loading (JIT-compiling) modules.
+thread_local double moduleLoadSeconds = 0;
+
 extern "C" void *faMgpuModuleLoadJIT(void *ptx, int optLevel) {
   Driver &d = driver();
+  auto start = std::chrono::steady_clock::now();
   char log[8192] = {0};
   CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
                             CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
@@ -216,6 +223,9 @@ extern "C" void *faMgpuModuleLoadJIT(void *ptx, int optLevel) {
                         std::clamp(optLevel, 0, 4)))};
   CUmodule module = nullptr;
   CUresult r = d.cuModuleLoadDataEx(&module, ptx, 3, options, values);
+  moduleLoadSeconds += std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
   check(r, "cuModuleLoadDataEx",
         std::string("generated PTX") + (log[0] ? std::string(": ") + log : ""));
   return module;
@@ -238,7 +248,7 @@ extern "C" void *faMgpuModuleGetFunction(void *module, const char *name) {
   if (check(driver().cuModuleGetFunction(&function,
                                          static_cast<CUmodule>(module), name),
             "cuModuleGetFunction", std::string("kernel ") + name)) {
-    std::lock_guard<std::mutex> lock(errorMutex());
+    std::lock_guard<std::mutex> lock(kernelNamesMutex());
     kernelNames()[function] = name;
   }
   return function;
@@ -400,9 +410,23 @@ bool ensureInitialized(std::string &error) {
     Driver &d = driver();
     d.loaded = load(d.failure);
   });
-  if (!driver().loaded)
-    error = driver().failure;
-  return driver().loaded;
+  Driver &d = driver();
+  if (!d.loaded) {
+    error = d.failure;
+    return false;
+  }
+  // The context is current per thread: a thread of fa's own (parallel
+  // compiles) or a caller's that never touched CUDA needs it made so.
+  thread_local bool current = false;
+  if (!current) {
+    CUresult r = d.cuCtxSetCurrent(d.context);
+    if (r != CUDA_SUCCESS) {
+      error = "cannot make device 0's context current: " + describe(r);
+      return false;
+    }
+    current = true;
+  }
+  return true;
 }
 
 // Both are fixed for the life of the process: asked once.
@@ -428,8 +452,24 @@ std::string driverVersion() {
   return version;
 }
 
+int64_t maxSharedBytesPerBlock() {
+  static const int64_t bytes = [] {
+    Driver &d = driver();
+    int optIn = 0;
+    if (d.cuDeviceGetAttribute(
+            &optIn, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            d.device) != CUDA_SUCCESS)
+      optIn = 0;
+    return static_cast<int64_t>(std::max(optIn, 48 * 1024));
+  }();
+  return bytes;
+}
+
+double takeModuleLoadSeconds() {
+  return std::exchange(moduleLoadSeconds, 0.0);
+}
+
 std::string takeLaunchError() {
-  std::lock_guard<std::mutex> lock(errorMutex());
   std::string error;
   std::swap(error, pendingError());
   return error;

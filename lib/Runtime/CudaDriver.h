@@ -29,8 +29,16 @@ std::string deviceArch();
 /// The driver's CUDA version, e.g. "13000" (after ensureInitialized).
 std::string driverVersion();
 
-/// Takes the first error a generated host function's runtime calls hit since
-/// the last call (empty when none).
+/// The shared memory a block of device 0 may use when its kernel opts in
+/// (at least the 48 KiB every block has; after ensureInitialized).
+int64_t maxSharedBytesPerBlock();
+
+/// Seconds this thread has spent in the driver loading GPU modules (its JIT
+/// of their PTX) since the last call.
+double takeModuleLoadSeconds();
+
+/// Takes the first error a generated host function's runtime calls hit on
+/// this thread since the last call (empty when none).
 std::string takeLaunchError();
 
 /// The mgpu* functions that MLIR's GPU-to-LLVM lowering calls, implemented

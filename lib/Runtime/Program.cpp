@@ -28,6 +28,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ThreadPool.h"
@@ -35,6 +36,7 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -158,7 +160,7 @@ struct Program::Impl {
   using ShapeClass =
       std::tuple<std::string, Entry, int64_t, uint64_t, uint64_t, uint64_t>;
   std::map<ShapeClass, TileConfig> tuned;
-  std::map<std::pair<int64_t, int64_t>, std::unique_ptr<Program>> configured;
+  std::map<TileConfig, std::unique_ptr<Program>> configured;
 
   Impl() : context(registry(), MLIRContext::Threading::DISABLED) {
     initContext(context);
@@ -188,6 +190,11 @@ struct Program::Impl {
                                          std::string &error);
   /// This spec compiled with `config` (compiled at first use).
   Program *withConfig(const TileConfig &config, std::string &error);
+  /// Compiles the configs not compiled yet at once, one thread each (up to
+  /// the machine's cores): tuning's compiles would otherwise add up. A
+  /// config that fails is left out; withConfig then says why.
+  void compileConfigs(const std::vector<TileConfig> &configs);
+  CompileOptions optionsFor(const TileConfig &config) const;
 
   /// Checks `args` against the entry by re-verifying its fa op with the
   /// run-time sizes, so launch errors read like compile-time ones.
@@ -358,6 +365,11 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
                                           const std::string &bufferName,
                                           const CompileOptions &options,
                                           std::string &error) {
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::time_point since) {
+    return std::chrono::duration<double>(Clock::now() - since).count();
+  };
+  Clock::time_point start = Clock::now();
   std::unique_ptr<Program> program(new Program());
   Impl &impl = *program->impl;
   MLIRContext *ctx = &impl.context;
@@ -413,6 +425,9 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
       {compilerId(), LLVM_VERSION_STRING, "tune", arch, driver, tiles,
        specialised});
 
+  double parseSeconds = seconds(start);
+  Clock::time_point lowerStart = Clock::now();
+  bool fromCache = false;
   OwningOpRef<ModuleOp> lowered;
   std::string payload;
   KernelCache::Lookup lookup = cache.load(key, payload);
@@ -445,10 +460,14 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
                              : "miss";
   } else {
     impl.cacheStatus = "hit";
+    fromCache = true;
   }
   if (!cache.directory().empty())
     impl.cacheStatus += " " + cache.pathFor(key);
 
+  double lowerSeconds = seconds(lowerStart);
+
+  Clock::time_point jitStart = Clock::now();
   initializeNativeTarget();
   std::function<llvm::Error(llvm::Module *)> optimize =
       makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0,
@@ -470,10 +489,26 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
     impl.engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
       return cuda::runtimeSymbols(interner);
     });
+    cuda::takeModuleLoadSeconds();
     impl.engine->initialize();
     std::string load = cuda::takeLaunchError();
     if (!load.empty())
       return fail("error: loading the GPU kernels failed: " + load);
+  }
+  // FA_COMPILE_TIMES=1: where a compile's time went, for cold starts and
+  // cache hits alike (bench_compile.py records the line).
+  const char *timesEnv = std::getenv("FA_COMPILE_TIMES");
+  if (timesEnv && *timesEnv && std::string(timesEnv) != "0") {
+    double moduleLoad = useGpu ? cuda::takeModuleLoadSeconds() : 0;
+    llvm::errs() << llvm::formatv(
+        "fa: compile times: {0} total {1:F3} s: parse {2:F3} s, {3} {4:F3} "
+        "s, host JIT {5:F3} s",
+        bufferName, seconds(start), parseSeconds,
+        fromCache ? "cache load" : "lowering", lowerSeconds,
+        seconds(jitStart) - moduleLoad);
+    if (useGpu)
+      llvm::errs() << llvm::formatv(", GPU module load {0:F3} s", moduleLoad);
+    llvm::errs() << "\n";
   }
   return program;
 }
@@ -610,19 +645,49 @@ bool Program::run(const std::string &kernelName, Entry entry,
   return impl->invoke(kernelName, entryName, args, error, stream);
 }
 
+CompileOptions Program::Impl::optionsFor(const TileConfig &config) const {
+  CompileOptions tuned = options;
+  tuned.target = Target::GPU;
+  tuned.mmaBlockN = config.blockN;
+  tuned.mmaWarps = config.warps;
+  tuned.mmaKvStages = config.kvStages;
+  tuned.mmaSharedBytes = config.sharedBytes;
+  tuned.autotune = false;
+  return tuned;
+}
+
 Program *Program::Impl::withConfig(const TileConfig &config,
                                    std::string &error) {
-  std::unique_ptr<Program> &program =
-      configured[{config.blockN, config.warps}];
-  if (!program) {
-    CompileOptions tunedOptions = options;
-    tunedOptions.target = Target::GPU;
-    tunedOptions.mmaBlockN = config.blockN;
-    tunedOptions.mmaWarps = config.warps;
-    tunedOptions.autotune = false;
-    program = Program::compile(specText, bufferName, tunedOptions, error);
-  }
+  std::unique_ptr<Program> &program = configured[config];
+  if (!program)
+    program = Program::compile(specText, bufferName, optionsFor(config), error);
   return program.get();
+}
+
+void Program::Impl::compileConfigs(const std::vector<TileConfig> &configs) {
+  std::vector<TileConfig> missing;
+  for (const TileConfig &config : configs)
+    if (config != TileConfig() && !configured.count(config))
+      missing.push_back(config);
+  if (missing.size() < 2)
+    return;
+  std::vector<std::unique_ptr<Program>> programs(missing.size());
+  {
+    llvm::ThreadPoolStrategy threads = llvm::hardware_concurrency(missing.size());
+    threads.Limit = true; // no more threads than cores
+    llvm::DefaultThreadPool pool(threads);
+    for (size_t i = 0; i < missing.size(); ++i)
+      pool.async([&, i] {
+        std::string error;
+        if (cuda::ensureInitialized(error))
+          programs[i] = Program::compile(specText, bufferName,
+                                         optionsFor(missing[i]), error);
+      });
+    pool.wait();
+  }
+  for (size_t i = 0; i < missing.size(); ++i)
+    if (programs[i])
+      configured[missing[i]] = std::move(programs[i]);
 }
 
 std::optional<TileConfig>
@@ -643,7 +708,8 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
   auto known = tuned.find(shape);
   if (known != tuned.end())
     return known->second;
-  std::vector<TileConfig> candidates = tuningCandidates(dtype, q[3], entry);
+  std::vector<TileConfig> candidates = tuningCandidates(
+      dtype, q[3], entry, cuda::maxSharedBytesPerBlock());
   if (candidates.empty())
     return tuned[shape] = TileConfig();
 
@@ -663,6 +729,9 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
 
   // Time each candidate on these arguments (each run rewrites only the
   // outputs) once the caller's stream has produced them.
+  log("compiling " + std::to_string(candidates.size() - 1) +
+      " candidate configs");
+  compileConfigs(candidates);
   cuda::synchronize(stream);
   bool timing = cuda::setKernelTiming(true);
   auto timeMs = [&](const TileConfig &config) -> double {

@@ -1136,8 +1136,11 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     // most query rows (up to 64) that fit beside them.
     auto dkdvShape = [&](int64_t headDim,
                          int64_t bytes) -> std::optional<KernelShape> {
-      for (int64_t warps : {kWarps, kWarps / 2})
-        for (int64_t queryRows : {64, 32, 16})
+      for (int64_t warps : {tensor_core::kDkDvWarps,
+                            tensor_core::kDkDvWarps / 2})
+        for (int64_t queryRows : {tensor_core::kDkDvQueryRows,
+                                  tensor_core::kDkDvQueryRows / 2,
+                                  tensor_core::kDkDvQueryRows / 4})
           if (tensor_core::tilesFit(16 * warps + queryRows, headDim, bytes,
                                     sharedBytes))
             return KernelShape{16 * warps, warps, queryRows};

@@ -20,22 +20,62 @@ namespace {
 
 using AutotuneTest = TempDirectoryTest;
 
+constexpr int64_t kKiB = 1024;
+constexpr int64_t kH100Shared = 227 * kKiB;
+
 TEST(AutotuneCandidates, FollowTheKernelsLimits) {
   // No tensor-core kernels: nothing to tune.
-  EXPECT_TRUE(tuningCandidates(DType::F32, 64, Entry::Forward).empty());
-  EXPECT_TRUE(tuningCandidates(DType::BF16, 96, Entry::Forward).empty());
-  // D 128: two 128-key tiles overflow 48 KiB, so only warps vary.
-  EXPECT_EQ(tuningCandidates(DType::BF16, 128, Entry::Forward),
-            (std::vector<TileConfig>{{64, 4}, {64, 8}}));
-  EXPECT_TRUE(tuningCandidates(DType::F16, 128, Entry::Backward).empty());
-  // D 64: both tiles and both warp counts; warps only matter forward.
-  EXPECT_EQ(tuningCandidates(DType::F16, 64, Entry::Forward),
-            (std::vector<TileConfig>{{64, 4}, {64, 8}, {128, 4}, {128, 8}}));
-  EXPECT_EQ(tuningCandidates(DType::F16, 64, Entry::Backward),
-            (std::vector<TileConfig>{{64, 4}, {128, 4}}));
+  EXPECT_TRUE(tuningCandidates(DType::F32, 64, Entry::Forward, kH100Shared)
+                  .empty());
+  EXPECT_TRUE(tuningCandidates(DType::BF16, 96, Entry::Forward, kH100Shared)
+                  .empty());
+  // D 128 forward: each candidate asks for the shared memory its K/V tiles
+  // need (2 tiles x stages x block-n x 128 x 2 bytes), at least 48 KiB.
+  EXPECT_EQ(tuningCandidates(DType::BF16, 128, Entry::Forward, kH100Shared),
+            (std::vector<TileConfig>{{64, 4, 1, 48 * kKiB},
+                                     {64, 4, 2, 64 * kKiB},
+                                     {64, 8, 1, 48 * kKiB},
+                                     {64, 8, 2, 64 * kKiB},
+                                     {128, 4, 1, 64 * kKiB},
+                                     {128, 4, 2, 128 * kKiB},
+                                     {128, 8, 1, 64 * kKiB},
+                                     {128, 8, 2, 128 * kKiB}}));
+  // A GPU that offers a block only 64 KiB drops the 128 KiB ones, and one
+  // with the bare 48 KiB keeps what fits there.
+  EXPECT_EQ(
+      tuningCandidates(DType::BF16, 128, Entry::Forward, 64 * kKiB).size(),
+      6u);
+  EXPECT_EQ(tuningCandidates(DType::BF16, 128, Entry::Forward, 48 * kKiB),
+            (std::vector<TileConfig>{{64, 4, 1, 48 * kKiB},
+                                     {64, 8, 1, 48 * kKiB}}));
+  // D 128 backward: full dK/dV tiles (64 keys and 64 query rows of K, V, Q
+  // and dO) need 64 KiB; so do 128-key dQ tiles.
+  EXPECT_EQ(tuningCandidates(DType::F16, 128, Entry::Backward, kH100Shared),
+            (std::vector<TileConfig>{{64, 4, 1, 48 * kKiB},
+                                     {64, 4, 1, 64 * kKiB},
+                                     {128, 4, 1, 64 * kKiB}}));
+  EXPECT_TRUE(
+      tuningCandidates(DType::F16, 128, Entry::Backward, 48 * kKiB).empty());
+  // D 64: everything single-stage fits 48 KiB; warps and stages only
+  // matter forward.
+  EXPECT_EQ(tuningCandidates(DType::F16, 64, Entry::Forward, kH100Shared),
+            (std::vector<TileConfig>{{64, 4, 1, 48 * kKiB},
+                                     {64, 4, 2, 48 * kKiB},
+                                     {64, 8, 1, 48 * kKiB},
+                                     {64, 8, 2, 48 * kKiB},
+                                     {128, 4, 1, 48 * kKiB},
+                                     {128, 4, 2, 64 * kKiB},
+                                     {128, 8, 1, 48 * kKiB},
+                                     {128, 8, 2, 64 * kKiB}}));
+  EXPECT_EQ(tuningCandidates(DType::F16, 64, Entry::Backward, kH100Shared),
+            (std::vector<TileConfig>{{64, 4, 1, 48 * kKiB},
+                                     {128, 4, 1, 48 * kKiB}}));
   // The default comes first: it is what FA_AUTOTUNE=0 runs.
-  EXPECT_EQ(tuningCandidates(DType::BF16, 64, Entry::Forward).front(),
-            TileConfig());
+  for (int64_t headDim : {64, 128})
+    for (Entry entry : {Entry::Forward, Entry::Backward})
+      EXPECT_EQ(tuningCandidates(DType::BF16, headDim, entry, kH100Shared)
+                    .front(),
+                TileConfig());
 }
 
 TEST(AutotunePick, FastestWinsAndFailuresAreSkipped) {
@@ -48,7 +88,8 @@ TEST(AutotunePick, FastestWinsAndFailuresAreSkipped) {
   ASSERT_TRUE(best);
   EXPECT_EQ(*best, (TileConfig{64, 8}));
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(lines[1], "[2/3] block-n 64, warps 8: 1.000 ms");
+  EXPECT_EQ(lines[1],
+            "[2/3] block-n 64, warps 8, stages 1, shared 48 KiB: 1.000 ms");
 
   best = pickFastest(
       candidates,
@@ -64,13 +105,17 @@ TEST_F(AutotuneTest, ChoiceRoundTripsAndCorruptEntriesAreNotTrusted) {
   std::string error;
   std::string key = KernelCache::hashKey({"tune", "causal forward D 64"});
   EXPECT_FALSE(loadTunedConfig(cache, key));
-  ASSERT_TRUE(storeTunedConfig(cache, key, {128, 8}, error)) << error;
+  ASSERT_TRUE(storeTunedConfig(cache, key, {128, 8, 2, 128 * kKiB}, error))
+      << error;
   auto loaded = loadTunedConfig(cache, key);
   ASSERT_TRUE(loaded);
-  EXPECT_EQ(*loaded, (TileConfig{128, 8}));
+  EXPECT_EQ(*loaded, (TileConfig{128, 8, 2, 128 * kKiB}));
 
-  // A checksummed entry whose payload is not a config is not trusted.
-  ASSERT_TRUE(cache.store(key, "fa-tune 1 block-n 64 warps\n", error));
+  // A checksummed entry whose payload is not a config is not trusted, nor
+  // is one in the format before stages and shared memory were tuned.
+  ASSERT_TRUE(cache.store(key, "fa-tune 2 block-n 64 warps\n", error));
+  EXPECT_FALSE(loadTunedConfig(cache, key));
+  ASSERT_TRUE(cache.store(key, "fa-tune 1 block-n 64 warps 8\n", error));
   EXPECT_FALSE(loadTunedConfig(cache, key));
   // Bytes flipped on disk: the checksum fails and the entry goes.
   ASSERT_TRUE(storeTunedConfig(cache, key, {64, 4}, error));

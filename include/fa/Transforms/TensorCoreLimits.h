@@ -28,14 +28,44 @@ inline constexpr bool hasKernel(int64_t headDim) {
   return false;
 }
 
-/// Whether a kernel's two shared tiles of `rows` x `headDim` elements of
-/// `elementBytes` each fit `sharedBytes` (by default the static shared
+/// The dK/dV kernel's full shape: 16 keys per warp, and the query rows of
+/// its shared Q and dO tiles. Smaller shared memory takes fewer of both.
+inline constexpr int64_t kDkDvWarps = 4;
+inline constexpr int64_t kDkDvQueryRows = 64;
+
+/// Bytes of a kernel's two shared tiles of `rows` x `headDim` elements of
+/// `elementBytes` each (K and V; or K, V and Q, dO with their rows summed).
+inline constexpr int64_t tileBytes(int64_t rows, int64_t headDim,
+                                   int64_t elementBytes) {
+  return 2 * rows * headDim * elementBytes;
+}
+
+/// Whether those tiles fit `sharedBytes` (by default the static shared
 /// memory every block has; more is dynamic shared memory, which the GPU
 /// must offer).
 inline constexpr bool tilesFit(int64_t rows, int64_t headDim,
                                int64_t elementBytes,
                                int64_t sharedBytes = kStaticSharedBytes) {
-  return 2 * rows * headDim * elementBytes <= sharedBytes;
+  return tileBytes(rows, headDim, elementBytes) <= sharedBytes;
+}
+
+/// The shared memory a forward with `stages` K/V tiles of `blockN` keys
+/// needs (at least the static amount, which every block has anyway).
+inline constexpr int64_t forwardSharedBytes(int64_t blockN, int64_t stages,
+                                            int64_t headDim,
+                                            int64_t elementBytes) {
+  int64_t bytes = tileBytes(stages * blockN, headDim, elementBytes);
+  return bytes > kStaticSharedBytes ? bytes : kStaticSharedBytes;
+}
+
+/// The shared memory a backward needs for full tiles in both kernels: dQ's
+/// K/V tiles of `blockN` keys and dK/dV's full shape.
+inline constexpr int64_t backwardSharedBytes(int64_t blockN, int64_t headDim,
+                                             int64_t elementBytes) {
+  int64_t dkdvRows = 16 * kDkDvWarps + kDkDvQueryRows;
+  int64_t bytes = tileBytes(blockN > dkdvRows ? blockN : dkdvRows, headDim,
+                            elementBytes);
+  return bytes > kStaticSharedBytes ? bytes : kStaticSharedBytes;
 }
 
 /// The largest tile of at most `requested` rows (halving, down to 16) whose
