@@ -193,7 +193,8 @@ struct Program::Impl {
   /// Compiles the configs not compiled yet at once, one thread each (up to
   /// the machine's cores): tuning's compiles would otherwise add up. A
   /// config that fails is left out; withConfig then says why.
-  void compileConfigs(const std::vector<TileConfig> &configs);
+  void compileConfigs(const std::vector<TileConfig> &configs,
+                      llvm::function_ref<void(const std::string &)> progress);
   CompileOptions optionsFor(const TileConfig &config) const;
 
   /// Checks `args` against the entry by re-verifying its fa op with the
@@ -664,13 +665,16 @@ Program *Program::Impl::withConfig(const TileConfig &config,
   return program.get();
 }
 
-void Program::Impl::compileConfigs(const std::vector<TileConfig> &configs) {
+void Program::Impl::compileConfigs(
+    const std::vector<TileConfig> &configs,
+    llvm::function_ref<void(const std::string &)> progress) {
   std::vector<TileConfig> missing;
   for (const TileConfig &config : configs)
     if (config != TileConfig() && !configured.count(config))
       missing.push_back(config);
   if (missing.size() < 2)
     return;
+  progress("compiling " + std::to_string(missing.size()) + " configs at once");
   std::vector<std::unique_ptr<Program>> programs(missing.size());
   {
     llvm::ThreadPoolStrategy threads = llvm::hardware_concurrency(missing.size());
@@ -729,9 +733,7 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
 
   // Time each candidate on these arguments (each run rewrites only the
   // outputs) once the caller's stream has produced them.
-  log("compiling " + std::to_string(candidates.size() - 1) +
-      " candidate configs");
-  compileConfigs(candidates);
+  compileConfigs(candidates, log);
   cuda::synchronize(stream);
   bool timing = cuda::setKernelTiming(true);
   auto timeMs = [&](const TileConfig &config) -> double {
