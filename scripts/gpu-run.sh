@@ -70,26 +70,37 @@ if stage specs; then
 fi
 
 # Every tensor-core config the autotuner may pick (tuningCandidates: block-n,
-# forward warps, K/V stages, shared memory up to 128 KiB), forced, on odd
-# shapes at both head dims; plus f16 and f32 in dynamic shared memory.
+# forward warps, K/V stages, the shared memory their full tiles need), forced,
+# on odd shapes at both head dims; plus f16 and f32 in dynamic shared memory.
+# One set of flags serves both head dims: the comment after each names the
+# tuner's configs (block-n, warps, stages, KiB) it is exactly.
 if stage configs; then
   {
-  for config in "--mma-warps 8" "--mma-block-n 128" "--mma-block-n 128 --mma-warps 8" \
-                "--mma-kv-stages 2" "--mma-kv-stages 2 --mma-warps 8 --mma-shared-bytes 65536" \
-                "--mma-shared-bytes 65536" "--mma-block-n 128 --mma-shared-bytes 65536" \
-                "--mma-block-n 128 --mma-kv-stages 2 --mma-shared-bytes 131072" \
-                "--mma-block-n 128 --mma-kv-stages 2 --mma-warps 8 --mma-shared-bytes 131072"; do
+    for config in "--mma-warps 8" `#64,8,1,48` \
+                  "--mma-kv-stages 2" `#D64: 64,4,2,48` \
+                  "--mma-kv-stages 2 --mma-warps 8" `#D64: 64,8,2,48` \
+                  "--mma-block-n 128" `#D64: 128,4,1,48` \
+                  "--mma-block-n 128 --mma-warps 8" `#D64: 128,8,1,48` \
+                  "--mma-kv-stages 2 --mma-shared-bytes 65536" `#D128: 64,4,2,64` \
+                  "--mma-kv-stages 2 --mma-warps 8 --mma-shared-bytes 65536" `#D128: 64,8,2,64` \
+                  "--mma-shared-bytes 65536" `#D128 backward: 64,4,1,64` \
+                  "--mma-block-n 128 --mma-shared-bytes 65536" `#D128: 128,4,1,64` \
+                  "--mma-block-n 128 --mma-warps 8 --mma-shared-bytes 65536" `#D128: 128,8,1,64` \
+                  "--mma-block-n 128 --mma-kv-stages 2 --mma-shared-bytes 65536" `#D64: 128,4,2,64` \
+                  "--mma-block-n 128 --mma-kv-stages 2 --mma-warps 8 --mma-shared-bytes 65536" `#D64: 128,8,2,64` \
+                  "--mma-block-n 128 --mma-kv-stages 2 --mma-shared-bytes 131072" `#D128: 128,4,2,128` \
+                  "--mma-block-n 128 --mma-kv-stages 2 --mma-warps 8 --mma-shared-bytes 131072" `#D128: 128,8,2,128`; do
     for case in "causal|1,8,8,197,197,64;2,8,2,300,700,128;1,8,8,1500,1500,64" \
-                "gpt_oss|1,64,8,197,197,64;1,64,8,700,300,64" \
-                "mha|2,4,4,1000,777,128"; do
-      echo "kernels_spec/${case%%|*}.mlir|${case#*|}|--dtype bf16 $config"
+                  "gpt_oss|1,64,8,197,197,64;1,64,8,700,300,64" \
+                  "mha|2,4,4,1000,777,128"; do
+        echo "kernels_spec/${case%%|*}.mlir|${case#*|}|--dtype bf16 $config"
+      done
     done
-  done
-  for config in "--dtype f16 --mma-block-n 128 --mma-kv-stages 2 --mma-warps 8 --mma-shared-bytes 131072" \
-                "--dtype f32 --mma-shared-bytes 98304"; do
-    echo "kernels_spec/causal.mlir|2,8,2,300,700,128;1,8,8,197,197,64|$config"
-  done
-} | check_jobs "$OUT_DIR/configs.log" || status=1
+    for config in "--dtype f16 --mma-block-n 128 --mma-kv-stages 2 --mma-warps 8 --mma-shared-bytes 131072" \
+                  "--dtype f32 --mma-shared-bytes 98304"; do
+      echo "kernels_spec/causal.mlir|2,8,2,300,700,128;1,8,8,197,197,64|$config"
+    done
+  } | check_jobs "$OUT_DIR/configs.log" || status=1
 fi
 
 # SASS of the tensor-core kernels: fa-compile's PTX through ptxas, then

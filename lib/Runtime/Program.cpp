@@ -804,6 +804,9 @@ bool Program::Impl::invoke(const std::string &kernelName,
     }
     entryPoint = *found;
   }
+  // The calling thread may be new to CUDA (its context is per thread).
+  if (target == Target::GPU && !cuda::ensureInitialized(error))
+    return false;
   {
     cuda::ScopedCallerStream onStream(target == Target::GPU ? stream
                                                             : std::nullopt);
