@@ -1,37 +1,38 @@
 """fa.attention as a torch.library custom op with autograd: torch.compile
-keeps it in the graph, and backward saves only q, k, v, o, lse (and sinks)."""
+keeps it in the graph, and backward saves only q, k, v, o, lse (and sinks).
+
+Plain eager calls take the same forward and backward through an
+autograd.Function instead: torch.library's dispatch imports torch._dynamo
+at an op's first call (2.4 s of a 2.7 s first call on a 2-core machine)
+and doubles the per-call host cost of small calls, and eager autograd
+needs neither. Anything that watches ops (torch.compile, export, fake
+tensors, dispatch or function modes, functorch transforms, tensor
+subclasses) sees the custom op."""
 
 from typing import Optional, Tuple
 
 import torch
+from torch.autograd.function import once_differentiable
 
 from . import api
 
 
-@torch.library.custom_op("fa::attention_fwd", mutates_args=())
-def attention_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                  sinks: Optional[torch.Tensor], causal: bool,
-                  window: Optional[int], sink_tokens: int,
-                  scale: Optional[float]) -> Tuple[torch.Tensor, torch.Tensor]:
+def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+             sinks: Optional[torch.Tensor], causal: bool,
+             window: Optional[int], sink_tokens: int,
+             scale: Optional[float]) -> Tuple[torch.Tensor, torch.Tensor]:
     return api.attention_forward(q, k, v, causal, window, sink_tokens, sinks,
                                  scale)
 
 
-@attention_fwd.register_fake
-def _(q, k, v, sinks, causal, window, sink_tokens, scale):
-    return q.new_empty(q.shape), q.new_empty(q.shape[:3],
-                                             dtype=api.accumulator_torch_dtype(q.dtype))
-
-
-@torch.library.custom_op("fa::attention_bwd", mutates_args=())
-def attention_bwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                  o: torch.Tensor, lse: torch.Tensor, do: torch.Tensor,
-                  dlse: Optional[torch.Tensor],
-                  sinks: Optional[torch.Tensor], causal: bool,
-                  window: Optional[int], sink_tokens: int,
-                  scale: Optional[float]
-                  ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor,
-                             torch.Tensor]:
+def _backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+              o: torch.Tensor, lse: torch.Tensor, do: torch.Tensor,
+              dlse: Optional[torch.Tensor],
+              sinks: Optional[torch.Tensor], causal: bool,
+              window: Optional[int], sink_tokens: int,
+              scale: Optional[float]
+              ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor,
+                         torch.Tensor]:
     # Checked here, on real values, so compiled graphs need no guard on them.
     if dlse is not None and bool((dlse != 0).any()):
         raise NotImplementedError(
@@ -42,6 +43,18 @@ def attention_bwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     if dsinks is None:  # custom ops return tensors: an empty one stands in
         dsinks = q.new_empty(0, dtype=api.accumulator_torch_dtype(q.dtype))
     return dq, dk, dv, dsinks
+
+
+attention_fwd = torch.library.custom_op("fa::attention_fwd", _forward,
+                                        mutates_args=())
+attention_bwd = torch.library.custom_op("fa::attention_bwd", _backward,
+                                        mutates_args=())
+
+
+@attention_fwd.register_fake
+def _(q, k, v, sinks, causal, window, sink_tokens, scale):
+    return q.new_empty(q.shape), q.new_empty(q.shape[:3],
+                                             dtype=api.accumulator_torch_dtype(q.dtype))
 
 
 @attention_bwd.register_fake
@@ -58,19 +71,59 @@ def _setup_context(ctx, inputs, output):
     ctx.variant = (causal, window, sink_tokens, scale)
 
 
-def _backward(ctx, do, dlse):
+def _gradients(backward, ctx, do, dlse):
+    """The inputs' gradients from `backward` (the op or its function)."""
     q, k, v, o, lse, sinks = ctx.saved_tensors
-    dq, dk, dv, dsinks = attention_bwd(q, k, v, o, lse, do.contiguous(), dlse,
-                                       sinks, *ctx.variant)
+    dq, dk, dv, dsinks = backward(q, k, v, o, lse, do.contiguous(), dlse,
+                                  sinks, *ctx.variant)
     return dq, dk, dv, (dsinks if sinks is not None else None), None, None, \
         None, None
 
 
-attention_fwd.register_autograd(_backward, setup_context=_setup_context)
+def _op_gradients(ctx, do, dlse):
+    return _gradients(attention_bwd, ctx, do, dlse)
+
+
+attention_fwd.register_autograd(_op_gradients, setup_context=_setup_context)
+
+
+class _EagerAttention(torch.autograd.Function):
+    """The op's forward and backward for plain eager calls. forward takes
+    ctx itself: the setup_context form costs ~100 us more per call (torch
+    2.15, 2-core machine), more than the dispatch this class saves."""
+
+    @staticmethod
+    def forward(ctx, *inputs):
+        output = _forward(*inputs)
+        _setup_context(ctx, inputs, output)
+        return output
+
+    @staticmethod
+    @once_differentiable  # like the op: no gradient of the backward
+    def backward(ctx, do, dlse):
+        return _gradients(_backward, ctx, do, dlse)
+
+
+def _watched(tensors):
+    """Whether anything but eager autograd may see this call's ops: tensor
+    subclasses, or torch's switches for modes and transforms (where one is
+    missing, in another torch version, assume it is on)."""
+    if any(t is not None and type(t) is not torch.Tensor for t in tensors):
+        return True
+    c = torch._C
+    checks = (getattr(c, "_is_torch_function_mode_enabled", None),
+              getattr(c, "_len_torch_dispatch_stack", None),
+              getattr(c, "_are_functorch_transforms_active", None))
+    return any(check is None or check() for check in checks)
 
 
 def attention(q, k, v, causal, window, sink_tokens, sinks, scale):
     # Checked here too so errors name the argument before torch's dispatch.
     api.check_attention_args(q, k, v, causal, window, sink_tokens, sinks,
                              scale)
-    return attention_fwd(q, k, v, sinks, causal, window, sink_tokens, scale)
+    args = (q, k, v, sinks, causal, window, sink_tokens, scale)
+    # Compiling (Dynamo, export) decides first, before anything it would
+    # have to trace.
+    if torch.compiler.is_compiling() or _watched((q, k, v, sinks)):
+        return attention_fwd(*args)
+    return _EagerAttention.apply(*args)

@@ -117,6 +117,68 @@ def test_torch_compile_fullgraph(device):
     assert rel(compiled(x), model(x)) < 1e-5
 
 
+class _OpRecorder(torch.utils._python_dispatch.TorchDispatchMode):
+    """Records the ops dispatched under it (as FlopCounterMode sees them)."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_eager_path_and_custom_op_agree(device):
+    """Plain eager calls skip torch.library's dispatch; under a dispatch
+    mode fa's custom op is what the mode sees. Both give the same values
+    and gradients, and both refuse a gradient of the backward."""
+    torch.manual_seed(0)
+    shape = (2, 4, 37, 64)
+    inputs = [torch.randn(shape, device=device, dtype=torch.float64)
+              for _ in range(3)]
+    sinks = torch.randn(4, device=device, dtype=torch.float64)
+    do = torch.randn(shape, device=device, dtype=torch.float64)
+
+    def run(recorder=None):
+        q, k, v, s = (t.clone().requires_grad_() for t in inputs + [sinks])
+        if recorder is None:
+            o = fa.attention(q, k, v, causal=True, window=9, sinks=s)
+        else:
+            with recorder:
+                o = fa.attention(q, k, v, causal=True, window=9, sinks=s)
+        grads = torch.autograd.grad(o, (q, k, v, s), do, create_graph=True)
+        with pytest.raises(RuntimeError):
+            torch.autograd.grad(grads[0].sum(), q)
+        return [o.detach()] + [g.detach() for g in grads]
+
+    recorder = _OpRecorder()
+    watched = run(recorder)
+    assert any("fa.attention_fwd" in op for op in recorder.ops)
+    for got, ref in zip(run(), watched):
+        assert rel(got, ref) < 1e-12
+
+
+def test_eager_call_does_not_import_dynamo():
+    """torch.library ops import torch._dynamo at their first call (seconds);
+    fa's plain eager calls do not."""
+    import subprocess
+    import sys
+    script = ("import sys, torch, fa\n"
+              "before = 'torch._dynamo' in sys.modules\n"
+              "q = torch.randn(1, 2, 8, 16, requires_grad=True)\n"
+              "fa.attention(q, q, q, causal=True).sum().backward()\n"
+              "print(before, 'torch._dynamo' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    before, after = out.stdout.split()
+    if before == "True":
+        pytest.skip("this torch imports torch._dynamo with torch")
+    assert after == "False"
+
+
 @pytest.mark.skipif("cuda" not in DEVICES, reason="needs a GPU")
 def test_runs_in_order_on_the_callers_stream():
     """fa queues on torch's current stream without a device-wide wait: its
