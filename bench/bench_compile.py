@@ -24,10 +24,12 @@ cache folders: fa's kernel cache (FA_CACHE_DIR), Inductor's and Triton's
 - cache: what the caches said (fa: its program's disk-cache status, first
   process then second; flex: Inductor's FX graph cache hits and misses).
 CUDA and fa's driver are initialised before any clock starts; process start
-and imports are not counted (torch._dynamo included, which a torch.library
-custom op such as fa's imports at its first call: 2.4 s of a 2.7 s first
-call on the 2-core dev machine under cProfile; on the H100 machine it is the
-likely bulk of a 5.8 s cache-hit first call whose compile took 0.33 s).
+and imports are not counted, torch._dynamo's included: a torch.library
+custom op imports it at its first call (2.4 s of a 2.7 s first call on the
+2-core dev machine under cProfile; on the H100 machine the likely bulk of a
+5.8 s cache-hit first call whose compile took 0.33 s). fa's plain eager
+calls no longer go through its custom op, so only runs before that change
+paid it.
 
 usage: bench_compile.py --csv OUT.csv [--variants a,b] [--impls fa,flex]
                         [--time-limit S]
@@ -84,9 +86,9 @@ def child(impl, variant):
     cfg = next(bench_gpu.configs([variant], [SHAPE["d"]], [SHAPE["s"]]))
     torch.zeros(1, device="cuda")
     torch.cuda.synchronize()
-    # Imports are not counted. torch.library custom ops (fa's entry points)
-    # import torch._dynamo at their first call, and torch.compile (flex's)
-    # when it is called: both happen here, off the clock.
+    # Imports are not counted: torch._dynamo, which torch.compile (flex's)
+    # and torch.library custom ops (fa's, when watched) import when first
+    # called, is imported here, off the clock.
     import torch._dynamo  # noqa: F401
     if impl == "fa":
         fa = common.import_fa()
@@ -99,7 +101,7 @@ def child(impl, variant):
         common.set_recompile_limit(64)
         attend = bench_gpu.flex_attend(cfg)
     q, k, v, sinks = bench_gpu.inputs(cfg)
-    grads_of = (q, k, v) + ((sinks,) if sinks is not None else ())
+    grads_of = bench_gpu.differentiable(q, k, v, sinks)
     fwd = lambda: attend(q, k, v, sinks)
     o, first_fwd = timed(fwd)
     do = torch.randn_like(o)

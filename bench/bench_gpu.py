@@ -85,7 +85,7 @@ IMPLS = ("fa", "fa-default", "sdpa-flash2", "sdpa-cudnn", "flex", "eager")
 FIELDS = ["impl", "variant", "gpu", "dtype", "d", "b", "hq", "hkv", "s",
           "fwd_ms", "bwd_ms", "fwd_tflops", "bwd_tflops", "fwd_peak_mib",
           "bwd_peak_mib", "status", "fa_config"]
-DEFAULT_CONFIG = "default: block-n 64, warps 4"
+DEFAULT_CONFIG = "default: block-n 64, warps 4, stages 1, shared 48 KiB"
 
 
 def configs(variants, head_dims, seqs):
@@ -94,8 +94,12 @@ def configs(variants, head_dims, seqs):
         for d in head_dims:
             hq = v["model"] // d
             for s in seqs:
-                yield dict(v, variant=name, d=d, s=s, b=max(TOKENS // s, 1),
-                           hq=hq, hkv=hq // v["group"])
+                b = max(TOKENS // s, 1)
+                yield dict(v, variant=name, d=d, s=s, b=b, hq=hq,
+                           hkv=hq // v["group"],
+                           flops=common.attention_flops(
+                               b, hq, s, d, v["causal"], v.get("window"),
+                               v.get("sink_tokens", 0)))
 
 
 def expresses(impl, cfg):
@@ -116,6 +120,25 @@ def inputs(cfg):
     if cfg.get("learnable_sinks"):
         sinks = torch.randn(cfg["hq"], device="cuda", requires_grad=True)
     return make(cfg["hq"]), make(cfg["hkv"]), make(cfg["hkv"]), sinks
+
+
+def differentiable(q, k, v, sinks):
+    """The inputs that get gradients: q, k, v and sinks when there are."""
+    return (q, k, v) + ((sinks,) if sinks is not None else ())
+
+
+def base_row(impl, cfg, gpu):
+    return dict(impl=impl, variant=cfg["variant"], gpu=gpu, dtype="bf16",
+                d=cfg["d"], b=cfg["b"], hq=cfg["hq"], hkv=cfg["hkv"],
+                s=cfg["s"])
+
+
+def put_time(row, phase, ms, cfg):
+    """Fills row's `phase` ("fwd" or "bwd") time and TFLOP/s."""
+    work = cfg["flops"] * (common.BACKWARD_FLOP_RATIO if phase == "bwd"
+                           else 1)
+    row[f"{phase}_ms"] = f"{ms:.3f}"
+    row[f"{phase}_tflops"] = f"{work / ms / 1e9:.1f}"
 
 
 def fa_attend(fa, cfg):
@@ -202,22 +225,20 @@ def captured_stderr(lines):
             lines.extend(text.splitlines())
 
 
+NO_CHOICE = "autotuned: no choice logged (kernel cache, or nothing to tune)"
+
+
 def tuned_config(lines):
-    """The autotuner's picks, "forward: block-n 64, warps 8; backward: ..."."""
+    """The autotuner's picks, "forward: block-n 64, warps 8; backward: ...",
+    or None when it logged none."""
     picks = [f"{m.group(1)}: {m.group(2)}" for m in
              (re.search(r"fa: autotuning \S+ (\w+) .*: chose (.*)", line)
               for line in lines) if m]
-    return "; ".join(picks) or "autotuned: no choice logged (kernel " \
-        "cache, or nothing to tune)"
+    return "; ".join(picks) or None
 
 
 def bench_row(impl, cfg, args, fa, deadline, predictor, gpu, out):
-    flops = common.attention_flops(cfg["b"], cfg["hq"], cfg["s"], cfg["d"],
-                                   cfg["causal"], cfg.get("window"),
-                                   cfg.get("sink_tokens", 0))
-    row = dict(impl=impl, variant=cfg["variant"], gpu=gpu, dtype="bf16",
-               d=cfg["d"], b=cfg["b"], hq=cfg["hq"], hkv=cfg["hkv"],
-               s=cfg["s"])
+    row = base_row(impl, cfg, gpu)
     logged = []
     try:
         deadline.check()
@@ -232,7 +253,7 @@ def bench_row(impl, cfg, args, fa, deadline, predictor, gpu, out):
                                  impl == "sdpa-flash2" else
                                  SDPBackend.CUDNN_ATTENTION, cfg)
         q, k, v, sinks = inputs(cfg)
-        grads_of = (q, k, v) + ((sinks,) if sinks is not None else ())
+        grads_of = differentiable(q, k, v, sinks)
         capture = captured_stderr(logged) if impl == "fa" else \
             contextlib.nullcontext()
         with capture:
@@ -240,20 +261,18 @@ def bench_row(impl, cfg, args, fa, deadline, predictor, gpu, out):
                 lambda: attend(q, k, v, sinks), grads_of, warmup=args.warmup,
                 reps=args.reps, budget=lambda: deadline.budget(args.budget),
                 predictor=predictor, key=(impl, cfg["variant"], cfg["d"]),
-                flops=flops, fa=fa if impl.startswith("fa") else None)
+                flops=cfg["flops"], fa=fa if impl.startswith("fa") else None)
     except Exception as e:  # recorded, never a crash
         r = dict(failure=common.failure(e), notes=[])
-    bwd_flops = common.BACKWARD_FLOP_RATIO * flops
-    for phase, work in (("fwd", flops), ("bwd", bwd_flops)):
+    for phase in ("fwd", "bwd"):
         ms, peak = r.get(f"{phase}_ms"), r.get(f"{phase}_peak")
         if ms is not None:
-            row[f"{phase}_ms"] = f"{ms:.3f}"
-            row[f"{phase}_tflops"] = f"{work / ms / 1e9:.1f}"
+            put_time(row, phase, ms, cfg)
         if peak is not None:
             row[f"{phase}_peak_mib"] = f"{peak:.1f}"
     row["status"] = common.status(r)
     if impl == "fa":
-        row["fa_config"] = tuned_config(logged)
+        row["fa_config"] = tuned_config(logged) or NO_CHOICE
     q = k = v = sinks = grads_of = attend = None
     common.free_cuda()
     write_row(out, row)
@@ -275,19 +294,14 @@ def bench_tuned_vs_default(cfg, args, fa, deadline, gpu, out, tuned_as):
     inputs, timed in --rounds alternating rounds of --reps calls each, so
     that the comparison does not depend on when each ran. `tuned_as` is
     the autotuner's choice when an earlier row made it."""
-    flops = common.attention_flops(cfg["b"], cfg["hq"], cfg["s"], cfg["d"],
-                                   cfg["causal"], cfg.get("window"),
-                                   cfg.get("sink_tokens", 0))
     modes = {"fa-tuned": "1", "fa-default": "0"}
-    rows = {impl: dict(impl=impl, variant=cfg["variant"], gpu=gpu,
-                       dtype="bf16", d=cfg["d"], b=cfg["b"], hq=cfg["hq"],
-                       hkv=cfg["hkv"], s=cfg["s"]) for impl in modes}
+    rows = {impl: base_row(impl, cfg, gpu) for impl in modes}
     logged = []
     try:
         deadline.check()
         attend = fa_attend(fa, cfg)
         q, k, v, sinks = inputs(cfg)
-        grads_of = (q, k, v) + ((sinks,) if sinks is not None else ())
+        grads_of = differentiable(q, k, v, sinks)
         times = {(impl, phase): [] for impl in modes for phase in "fb"}
         grads = {}
         with captured_stderr(logged):
@@ -308,17 +322,14 @@ def bench_tuned_vs_default(cfg, args, fa, deadline, gpu, out, tuned_as):
                         times[(impl, phase)] += [common.cuda_ms(fn)
                                                  for _ in range(args.reps)]
         for impl, row in rows.items():
-            for phase, key, work in (("f", "fwd", flops),
-                                     ("b", "bwd", common.BACKWARD_FLOP_RATIO *
-                                      flops)):
-                ms = common.median(times[(impl, phase)])
-                row[f"{key}_ms"] = f"{ms:.3f}"
-                row[f"{key}_tflops"] = f"{work / ms / 1e9:.1f}"
+            for phase, key in (("f", "fwd"), ("b", "bwd")):
+                put_time(row, key, common.median(times[(impl, phase)]), cfg)
             row["status"] = "ok"
     except Exception as e:  # recorded, never a crash
         for row in rows.values():
             row["status"] = common.failure(e)
-    rows["fa-tuned"]["fa_config"] = tuned_as or tuned_config(logged)
+    rows["fa-tuned"]["fa_config"] = (tuned_as or tuned_config(logged) or
+                                     NO_CHOICE)
     rows["fa-default"]["fa_config"] = DEFAULT_CONFIG
     q = k = v = sinks = grads_of = attend = grads = None
     common.free_cuda()
@@ -353,10 +364,7 @@ def main():
     parser.add_argument("--plot-dir",
                         help="PNGs of the CSV (default: the CSV's path "
                              "without .csv, plus -plots)")
-    parser.add_argument("--fa-run", help="ignored: fa now runs through its "
-                        "Python package (kept for old command lines)")
     args = parser.parse_args()
-    ints = lambda text: [int(x) for x in text.split(",") if x]
     variants = args.variants.split(",")
     if args.only == "dense":
         variants = [v for v in variants if v in DENSE]
@@ -377,8 +385,9 @@ def main():
     deadline = common.Deadline(args.time_limit)
     predictor = common.Predictor()
     out = common.CsvOut(args.csv, FIELDS)
-    grid = list(configs(variants, ints(args.head_dims), ints(args.seqs)))
-    default_seqs = set(ints(args.fa_default_seqs))
+    grid = list(configs(variants, common.int_list(args.head_dims),
+                        common.int_list(args.seqs)))
+    default_seqs = set(common.int_list(args.fa_default_seqs))
 
     chosen = {}
     with common.env("FA_AUTOTUNE", "1"):
@@ -387,8 +396,7 @@ def main():
                 if impl != "fa-default" and expresses(impl, cfg):
                     row = bench_row(impl, cfg, args, fa, deadline, predictor,
                                     gpu, out)
-                    if impl == "fa" and not row.get("fa_config", "") \
-                            .startswith("autotuned: no choice"):
+                    if impl == "fa" and row.get("fa_config") != NO_CHOICE:
                         chosen[id(cfg)] = row["fa_config"]
     # After the sweep, so that fa's rows there show the tuning it did.
     if "fa-default" in impls:

@@ -196,10 +196,6 @@ def saved_mib(eager, q, k, v):
         return None
 
 
-def int_list(text):
-    return [int(x) for x in text.split(",") if x]
-
-
 def main():
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
@@ -207,9 +203,9 @@ def main():
     parser.add_argument("--out-dir", default="bench/out",
                         help="where both CSVs go (default bench/out)")
     parser.add_argument("--only", choices=("softmax", "attention"))
-    parser.add_argument("--d2s", type=int_list,
+    parser.add_argument("--d2s", type=common.int_list,
                         default=[64, 128, 256, 512, 1024, 2048, 4096, 8192])
-    parser.add_argument("--seqs", type=int_list,
+    parser.add_argument("--seqs", type=common.int_list,
                         default=[256, 1024, 4096, 8192, 16384])
     parser.add_argument("--impl", default=",".join(ATTENTION_IMPLS),
                         type=lambda t: t.split(","),

@@ -61,19 +61,6 @@ def import_fa():
     return fa
 
 
-def reset_fa_workspace(fa):
-    if fa is not None and hasattr(fa, "reset_workspace_peak"):
-        fa.reset_workspace_peak()
-
-
-def fa_workspace_peak(fa):
-    """Peak bytes of fa-owned device workspace since reset_fa_workspace()
-    (0 with a package that does not count them)."""
-    if fa is not None and hasattr(fa, "workspace_peak_bytes"):
-        return fa.workspace_peak_bytes()
-    return 0
-
-
 def peak_mib(fn, fa=None):
     """(fn(), peak MiB of the call above what was allocated before it);
     with `fa` given, fa's peak workspace is added (see the module
@@ -81,10 +68,13 @@ def peak_mib(fn, fa=None):
     torch.cuda.synchronize()
     base = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
-    reset_fa_workspace(fa)
+    if fa is not None:
+        fa.reset_workspace_peak()
     result = fn()
     torch.cuda.synchronize()
-    extra = torch.cuda.max_memory_allocated() - base + fa_workspace_peak(fa)
+    extra = torch.cuda.max_memory_allocated() - base
+    if fa is not None:
+        extra += fa.workspace_peak_bytes()
     return result, extra / MIB
 
 
@@ -177,6 +167,11 @@ def measure(fn, warmup, reps, budget, predicted=None):
     times = [first] + [cuda_ms(fn) for _ in range(n - 1)]
     return times, ("" if n == reps else
                    f"{n} of {reps} reps (budget {budget:.0f} s)")
+
+
+def int_list(text):
+    """"64,128" -> [64, 128] (a command-line list)."""
+    return [int(x) for x in text.split(",") if x]
 
 
 def add_measurement_args(parser, warmup, reps, budget, measurement,

@@ -151,11 +151,20 @@ build_fa_python() {
     -o "$PY_DIR/fa/_fa$suffix" >> "$log" 2>&1 && echo "$stamp" > "$PY_DIR/stamp"
 }
 
+# Starts log $1 afresh and builds the Python package, saying there (and in
+# the exit status) when that fails.
+start_python_log() {
+  : > "$1"
+  build_fa_python "$1" && return 0
+  echo "building the Python package failed" >> "$1"
+  status=1
+  return 1
+}
+
 # The Python package tested with torch (CPU and CUDA tensors) against
 # PyTorch in float64.
 stage pytest && {
-: > "$OUT_DIR/pytest.log"
-if build_fa_python "$OUT_DIR/pytest.log"; then
+if start_python_log "$OUT_DIR/pytest.log"; then
   # The default config: each new shape class would otherwise compile and
   # time every candidate (the autotuning test turns it on for itself).
   PYTHONPATH="$PY_DIR" FA_CACHE_DIR=/tmp/fa-pycache FA_AUTOTUNE=0 timeout 420 \
@@ -164,8 +173,6 @@ if build_fa_python "$OUT_DIR/pytest.log"; then
     PYTHONPATH="$PY_DIR" FA_AUTOTUNE=0 timeout 120 python3 "$example" --device cuda \
       >> "$OUT_DIR/pytest.log" 2>&1 || status=1
   done
-else
-  status=1
 fi
 tail -n 3 "$OUT_DIR/pytest.log"
 }
@@ -179,15 +186,11 @@ bench_stage() {
   shift 2
   stage "$name" || return 0
   local log="$OUT_DIR/$name.log" limit=${FA_BENCH_TIME_LIMIT:-450}
-  : > "$log"
-  if build_fa_python "$log"; then
+  if start_python_log "$log"; then
     rm -rf "/tmp/fa-cache-$name"
     PYTHONPATH="$PY_DIR" FA_CACHE_DIR="/tmp/fa-cache-$name" \
       timeout "${FA_BENCH_TIMEOUT:-520}" python3 "bench/$script" \
       --time-limit "$limit" "$@" >> "$log" 2>&1 || status=1
-  else
-    echo "$name: building the Python package failed" >> "$log"
-    status=1
   fi
   tail -n 3 "$log"
 }

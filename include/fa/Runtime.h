@@ -70,11 +70,13 @@ struct CompileOptions {
   int64_t mmaBlockN = 0;
   int64_t mmaWarps = 0;
   /// Shared memory the tensor-core kernels' tiles may use (0: the 48 KiB
-  /// every block has; more is dynamic shared memory, which lets wider tiles
-  /// take the tensor cores, up to what the GPU offers a block).
+  /// every block has, or the autotuner's choice; more is dynamic shared
+  /// memory, which lets wider tiles take the tensor cores, up to what the
+  /// GPU offers a block).
   int64_t mmaSharedBytes = 0;
-  /// K/V tiles of the tensor-core forward in shared memory at once (0: 1;
-  /// 2 double buffers them, loading the next tile while this one computes).
+  /// K/V tiles of the tensor-core forward in shared memory at once (0: 1,
+  /// or the autotuner's choice; 2 double buffers them, loading the next
+  /// tile while this one computes).
   int64_t mmaKvStages = 0;
   /// f32 on the GPU: the tensor cores take tf32 (10-bit mantissa) inputs.
   /// Off, each product is three tf32 MMAs on hi/lo halves of the operands,

@@ -92,8 +92,8 @@ static int check(CUresult result, const char *call, const char *context) {
     }                                                                          \
   } while (0)
 
-/* Opens the driver and makes device 0's primary context current. */
-static int ensureDriver(void) {
+/* Opens the driver, once, and makes device 0's primary context current. */
+static int openDriver(void) {
   void *handle;
   CUdevice device;
   if (driver.tried)
@@ -132,6 +132,20 @@ static int ensureDriver(void) {
              "cuCtxSetLimit", "the stack size"))
     return 0;
   driver.ok = 1;
+  return 1;
+}
+
+/* openDriver, then the context made current on this thread too: it is
+   current per thread, and entries may be called from any. */
+static int ensureDriver(void) {
+  static _Thread_local int current;
+  if (!openDriver())
+    return 0;
+  if (!current) {
+    if (!check(driver.cuCtxSetCurrent(driver.context), "cuCtxSetCurrent", ""))
+      return 0;
+    current = 1;
+  }
   return 1;
 }
 

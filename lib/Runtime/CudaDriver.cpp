@@ -2,6 +2,8 @@
 
 #include "CudaDriver.h"
 
+#include "fa/Transforms/TensorCoreLimits.h"
+
 #include "llvm/ADT/Twine.h"
 
 #include <cuda.h>
@@ -264,7 +266,7 @@ extern "C" void faMgpuLaunchKernel(void *function, intptr_t gridX,
   Driver &d = driver();
   auto f = static_cast<CUfunction>(function);
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
-  if (smem > 48 * 1024 &&
+  if (smem > tensor_core::kStaticSharedBytes &&
       !checkKernel(d.cuFuncSetAttribute(
                        f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                        smem),
@@ -460,7 +462,7 @@ int64_t maxSharedBytesPerBlock() {
             &optIn, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
             d.device) != CUDA_SUCCESS)
       optIn = 0;
-    return static_cast<int64_t>(std::max(optIn, 48 * 1024));
+    return std::max<int64_t>(optIn, tensor_core::kStaticSharedBytes);
   }();
   return bytes;
 }

@@ -185,11 +185,13 @@ struct Program::Impl {
   /// Nullopt with `error` set when tuning failed.
   std::optional<TileConfig> chooseConfig(const std::string &kernelName,
                                          Entry entry,
+                                         const std::string &entryName,
                                          const std::vector<Tensor> &args,
                                          std::optional<std::uintptr_t> stream,
                                          std::string &error);
-  /// This spec compiled with `config` (compiled at first use).
-  Program *withConfig(const TileConfig &config, std::string &error);
+  /// This spec compiled with `config`: this program for the default, else
+  /// one compiled at first use (its validation is this one's: same spec).
+  Impl *withConfig(const TileConfig &config, std::string &error);
   /// Compiles the configs not compiled yet at once, one thread each (up to
   /// the machine's cores): tuning's compiles would otherwise add up. A
   /// config that fails is left out; withConfig then says why.
@@ -422,9 +424,10 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
                           !options.mmaWarps && !options.mmaSharedBytes &&
                           !options.mmaKvStages &&
                           !(autotuneEnv && std::string(autotuneEnv) == "0");
-  impl.tuningKey = KernelCache::hashKey(
-      {compilerId(), LLVM_VERSION_STRING, "tune", arch, driver, tiles,
-       specialised});
+  // Tuning entries hang off the compiled program's key (only a tuning
+  // program needs one).
+  if (impl.options.autotune)
+    impl.tuningKey = KernelCache::hashKey({"tune", key});
 
   double parseSeconds = seconds(start);
   Clock::time_point lowerStart = Clock::now();
@@ -635,15 +638,12 @@ bool Program::run(const std::string &kernelName, Entry entry,
   if (!impl->validate(kernel, fn, entryName, args, error))
     return false;
   std::optional<TileConfig> config =
-      impl->chooseConfig(kernelName, entry, args, stream, error);
+      impl->chooseConfig(kernelName, entry, entryName, args, stream, error);
   if (!config)
     return false;
-  if (*config != TileConfig()) {
-    Program *configured = impl->withConfig(*config, error);
-    return configured &&
-           configured->run(kernelName, entry, args, error, stream);
-  }
-  return impl->invoke(kernelName, entryName, args, error, stream);
+  Impl *configured = impl->withConfig(*config, error);
+  return configured &&
+         configured->invoke(kernelName, entryName, args, error, stream);
 }
 
 CompileOptions Program::Impl::optionsFor(const TileConfig &config) const {
@@ -657,12 +657,14 @@ CompileOptions Program::Impl::optionsFor(const TileConfig &config) const {
   return tuned;
 }
 
-Program *Program::Impl::withConfig(const TileConfig &config,
-                                   std::string &error) {
+Program::Impl *Program::Impl::withConfig(const TileConfig &config,
+                                         std::string &error) {
+  if (config == TileConfig())
+    return this;
   std::unique_ptr<Program> &program = configured[config];
   if (!program)
     program = Program::compile(specText, bufferName, optionsFor(config), error);
-  return program.get();
+  return program ? program->impl.get() : nullptr;
 }
 
 void Program::Impl::compileConfigs(
@@ -682,10 +684,9 @@ void Program::Impl::compileConfigs(
     llvm::DefaultThreadPool pool(threads);
     for (size_t i = 0; i < missing.size(); ++i)
       pool.async([&, i] {
-        std::string error;
-        if (cuda::ensureInitialized(error))
-          programs[i] = Program::compile(specText, bufferName,
-                                         optionsFor(missing[i]), error);
+        std::string error; // withConfig recompiles a failure to report it
+        programs[i] = Program::compile(specText, bufferName,
+                                       optionsFor(missing[i]), error);
       });
     pool.wait();
   }
@@ -696,6 +697,7 @@ void Program::Impl::compileConfigs(
 
 std::optional<TileConfig>
 Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
+                            const std::string &entryName,
                             const std::vector<Tensor> &args,
                             std::optional<std::uintptr_t> stream,
                             std::string &error) {
@@ -717,7 +719,6 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
   if (candidates.empty())
     return tuned[shape] = TileConfig();
 
-  std::string entryName = entry == Entry::Forward ? "forward" : "backward";
   std::string shapeName =
       kernelName + " " + entryName + " D " + std::to_string(q[3]) +
       " Sq<=" + std::to_string(std::get<3>(shape)) +
@@ -737,14 +738,13 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
   cuda::synchronize(stream);
   bool timing = cuda::setKernelTiming(true);
   auto timeMs = [&](const TileConfig &config) -> double {
-    Program *program = nullptr;
-    if (config != TileConfig() && !(program = withConfig(config, error)))
+    Impl *configured = withConfig(config, error);
+    if (!configured)
       return -1;
     std::vector<double> times;
     for (int i = 0; i < 6; ++i) {
-      bool ok = program ? program->run(kernelName, entry, args, error)
-                        : invoke(kernelName, entryName, args, error,
-                                 std::nullopt);
+      bool ok = configured->invoke(kernelName, entryName, args, error,
+                                   std::nullopt);
       double ms = cuda::takeKernelTimeMs();
       if (!ok)
         return -1;
@@ -760,9 +760,8 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
     return std::nullopt; // `error` says why the candidates failed
   error.clear();
   log("chose " + best->str());
-  std::string storeError;
-  if (!cache.directory().empty() &&
-      !storeTunedConfig(cache, key, *best, storeError))
+  std::string storeError; // no cache directory: nothing stored, no error
+  if (!storeTunedConfig(cache, key, *best, storeError))
     log("could not store the choice: " + storeError);
   return tuned[shape] = *best;
 }

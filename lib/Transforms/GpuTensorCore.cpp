@@ -1,7 +1,8 @@
 //===- GpuTensorCore.cpp - Attention on the tensor cores ------------------===//
 //
-// Gives each f16/bf16 attention entry of fa-tile warp-level kernels
-// (mma.sync m16n8k16, ldmatrix, cp.async) for the head dims and layouts
+// Gives each f16/bf16/f32 attention entry of fa-tile warp-level kernels
+// (mma.sync m16n8k16; m16n8k8 tf32 for f32; ldmatrix, cp.async) for the
+// head dims and layouts
 // they support, dispatched at run time in front of the scalar tile loops,
 // which stay as the path for every other shape: the forward, and the
 // backward's dK/dV and dQ loops. The variant's mask comes from
@@ -99,9 +100,7 @@ public:
     auto both = [&](Value c) { ok = arith::AndIOp::create(b, ok, c); };
     for (int64_t d = 0; d < 3; ++d)
       both(cmp(arith::CmpIPredicate::eq,
-               arith::RemUIOp::create(b, meta.getStrides()[d],
-                                      idx(chunkElements())),
-               idx(0)));
+               remi(meta.getStrides()[d], chunkElements()), idx(0)));
     Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, memref);
     Value start = add(base, mul(meta.getOffset(), idx(elementBytes())));
     both(cmp(arith::CmpIPredicate::eq, arith::RemUIOp::create(b, start, idx(16)),
@@ -1014,7 +1013,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   using EmitKernel =
       llvm::function_ref<void(KernelEmitter &, StringRef kernelName)>;
   /// The tiles and warps of a kernel for a head dim and element size, or
-  /// none when its tiles cannot fit static shared memory.
+  /// none when its tiles cannot fit the pass's shared-bytes.
   using PlanKernel = llvm::function_ref<std::optional<KernelShape>(
       int64_t headDim, int64_t elementBytes)>;
 

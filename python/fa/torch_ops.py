@@ -104,26 +104,29 @@ class _EagerAttention(torch.autograd.Function):
         return _gradients(_backward, ctx, do, dlse)
 
 
+# torch's switches for modes and transforms, looked up once; where one is
+# missing (another torch version) it counts as on.
+_WATCH_SWITCHES = tuple(getattr(torch._C, name, None) for name in (
+    "_is_torch_function_mode_enabled", "_len_torch_dispatch_stack",
+    "_are_functorch_transforms_active"))
+
+
 def _watched(tensors):
     """Whether anything but eager autograd may see this call's ops: tensor
-    subclasses, or torch's switches for modes and transforms (where one is
-    missing, in another torch version, assume it is on)."""
+    subclasses, or a mode or transform switched on."""
     if any(t is not None and type(t) is not torch.Tensor for t in tensors):
         return True
-    c = torch._C
-    checks = (getattr(c, "_is_torch_function_mode_enabled", None),
-              getattr(c, "_len_torch_dispatch_stack", None),
-              getattr(c, "_are_functorch_transforms_active", None))
-    return any(check is None or check() for check in checks)
+    return any(switch is None or switch() for switch in _WATCH_SWITCHES)
 
 
 def attention(q, k, v, causal, window, sink_tokens, sinks, scale):
-    # Checked here too so errors name the argument before torch's dispatch.
-    api.check_attention_args(q, k, v, causal, window, sink_tokens, sinks,
-                             scale)
     args = (q, k, v, sinks, causal, window, sink_tokens, scale)
     # Compiling (Dynamo, export) decides first, before anything it would
     # have to trace.
     if torch.compiler.is_compiling() or _watched((q, k, v, sinks)):
+        # Checked here too so errors name the argument before torch's
+        # dispatch (the eager path checks in its forward).
+        api.check_attention_args(q, k, v, causal, window, sink_tokens, sinks,
+                                 scale)
         return attention_fwd(*args)
     return _EagerAttention.apply(*args)

@@ -76,16 +76,16 @@ static cl::opt<int64_t> mmaWarps(
     cl::desc("warps per tensor-core forward block, 4 or 8 (default: "
              "autotuned, or 4 with FA_AUTOTUNE=0)"),
     cl::init(0));
-
 static cl::opt<int64_t> mmaSharedBytes(
     cl::cat(faRunCategory), "mma-shared-bytes",
     cl::desc("shared memory the tensor-core kernels' tiles may use, >= 49152 "
-             "(above it, dynamic shared memory; default 49152)"),
+             "(above it, dynamic shared memory; default: autotuned, or 49152 "
+             "with FA_AUTOTUNE=0)"),
     cl::init(0));
 static cl::opt<int64_t> mmaKvStages(
     cl::cat(faRunCategory), "mma-kv-stages",
     cl::desc("K/V tiles of the tensor-core forward in shared memory at once, "
-             "1 or 2 (default 1)"),
+             "1 or 2 (default: autotuned, or 1 with FA_AUTOTUNE=0)"),
     cl::init(0));
 static cl::opt<bool> allowTf32(
     cl::cat(faRunCategory), "allow-tf32",

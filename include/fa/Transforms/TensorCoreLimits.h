@@ -9,6 +9,7 @@
 #ifndef FA_TRANSFORMS_TENSORCORELIMITS_H
 #define FA_TRANSFORMS_TENSORCORELIMITS_H
 
+#include <algorithm>
 #include <cstdint>
 
 namespace fa::tensor_core {
@@ -54,8 +55,8 @@ inline constexpr bool tilesFit(int64_t rows, int64_t headDim,
 inline constexpr int64_t forwardSharedBytes(int64_t blockN, int64_t stages,
                                             int64_t headDim,
                                             int64_t elementBytes) {
-  int64_t bytes = tileBytes(stages * blockN, headDim, elementBytes);
-  return bytes > kStaticSharedBytes ? bytes : kStaticSharedBytes;
+  return std::max(tileBytes(stages * blockN, headDim, elementBytes),
+                  kStaticSharedBytes);
 }
 
 /// The shared memory a backward needs for full tiles in both kernels: dQ's
@@ -63,9 +64,8 @@ inline constexpr int64_t forwardSharedBytes(int64_t blockN, int64_t stages,
 inline constexpr int64_t backwardSharedBytes(int64_t blockN, int64_t headDim,
                                              int64_t elementBytes) {
   int64_t dkdvRows = 16 * kDkDvWarps + kDkDvQueryRows;
-  int64_t bytes = tileBytes(blockN > dkdvRows ? blockN : dkdvRows, headDim,
-                            elementBytes);
-  return bytes > kStaticSharedBytes ? bytes : kStaticSharedBytes;
+  return std::max(tileBytes(std::max(blockN, dkdvRows), headDim, elementBytes),
+                  kStaticSharedBytes);
 }
 
 /// The largest tile of at most `requested` rows (halving, down to 16) whose
