@@ -78,6 +78,9 @@ struct CompileOptions {
   /// or the autotuner's choice; 2 double buffers them, loading the next
   /// tile while this one computes).
   int64_t mmaKvStages = 0;
+  /// The MMA generation of the tensor-core kernels: "auto" (wgmma
+  /// forwards on sm_90a, mma.sync elsewhere), "mma-sync" or "wgmma".
+  std::string mmaGeneration = "auto";
   /// f32 on the GPU: the tensor cores take tf32 (10-bit mantissa) inputs.
   /// Off, each product is three tf32 MMAs on hi/lo halves of the operands,
   /// which keeps f32 accuracy; on, one (about 3x the speed, errors near

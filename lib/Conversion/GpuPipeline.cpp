@@ -49,6 +49,13 @@ std::string fa::findCudaRoot() {
   return "";
 }
 
+std::string fa::resolveTensorCoreGeneration(StringRef requested,
+                                            StringRef chip) {
+  if (requested != "auto")
+    return requested.str();
+  return chip == "sm_90a" ? "wgmma" : "mma-sync";
+}
+
 void fa::buildGpuPipeline(OpPassManager &pm,
                           const GpuPipelineOptions &options) {
   FATileOptions tile;
@@ -68,6 +75,8 @@ void fa::buildGpuPipeline(OpPassManager &pm,
     tensorCore.kvStages = options.tensorCoreKvStages;
   if (options.tensorCoreSharedBytes > 0)
     tensorCore.sharedBytes = options.tensorCoreSharedBytes;
+  tensorCore.generation = resolveTensorCoreGeneration(
+      options.tensorCoreGeneration, options.chip);
   pm.addPass(createFAGpuTensorCore(tensorCore));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

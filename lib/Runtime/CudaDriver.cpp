@@ -440,7 +440,10 @@ std::string deviceArch() {
                            d.device);
     d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
                            d.device);
-    return "sm_" + std::to_string(major) + std::to_string(minor);
+    // sm_90's arch-specific target, which wgmma and setmaxnreg need; the
+    // kernels built for it run only on 9.0 devices, which is this one.
+    std::string suffix = major == 9 && minor == 0 ? "a" : "";
+    return "sm_" + std::to_string(major) + std::to_string(minor) + suffix;
   }();
   return arch;
 }

@@ -355,6 +355,7 @@ static void buildPipeline(PassManager &pm, bool gpu, const std::string &arch,
     gpuOptions.allowTf32 = options.allowTf32;
     gpuOptions.tensorCoreSharedBytes = options.mmaSharedBytes;
     gpuOptions.tensorCoreKvStages = options.mmaKvStages;
+    gpuOptions.tensorCoreGeneration = options.mmaGeneration;
     gpuOptions.chip = arch;
     buildGpuPipeline(pm, gpuOptions);
     return;
@@ -411,7 +412,8 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
                       std::to_string(options.mmaWarps) + " smem " +
                       std::to_string(options.mmaSharedBytes) + " stages " +
                       std::to_string(options.mmaKvStages) +
-                      (options.allowTf32 ? " tf32" : "");
+                      (options.allowTf32 ? " tf32" : "") + " gen " +
+                      options.mmaGeneration;
   std::string key = KernelCache::hashKey(
       {compilerId(), LLVM_VERSION_STRING, useGpu ? "gpu" : "cpu", arch,
        driver, tiles, specialised});

@@ -87,6 +87,11 @@ static cl::opt<int64_t> mmaKvStages(
     cl::desc("K/V tiles of the tensor-core forward in shared memory at once, "
              "1 or 2 (default: autotuned, or 1 with FA_AUTOTUNE=0)"),
     cl::init(0));
+static cl::opt<std::string> mmaGeneration(
+    cl::cat(faRunCategory), "mma-generation",
+    cl::desc("MMA generation of the tensor-core kernels: auto (wgmma forwards "
+             "on sm_90a, else mma.sync), mma-sync or wgmma"),
+    cl::init("auto"));
 static cl::opt<bool> allowTf32(
     cl::cat(faRunCategory), "allow-tf32",
     cl::desc("f32 on the GPU: one tf32 MMA per product (faster, 10-bit "
@@ -524,6 +529,11 @@ int main(int argc, char **argv) {
   options.mmaBlockN = mmaBlockN;
   options.mmaWarps = mmaWarps;
   options.allowTf32 = allowTf32;
+  if (mmaGeneration != "auto" && mmaGeneration != "mma-sync" &&
+      mmaGeneration != "wgmma")
+    die("--mma-generation must be auto, mma-sync or wgmma, got '" +
+        mmaGeneration + "'");
+  options.mmaGeneration = mmaGeneration;
   if (mmaSharedBytes != 0 && mmaSharedBytes < 49152)
     die("--mma-shared-bytes must be at least 49152 (what every block has), "
         "got " + std::to_string(mmaSharedBytes));

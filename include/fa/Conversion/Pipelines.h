@@ -51,6 +51,11 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("f32 inputs: one tf32 MMA per product instead of three "
                      "on a hi/lo split (faster, 10-bit mantissa)"),
       llvm::cl::init(false)};
+  Option<std::string> tensorCoreGeneration{
+      *this, "tensor-core-generation",
+      llvm::cl::desc("MMA generation of the tensor-core kernels: auto (wgmma "
+                     "on sm_90a, else mma-sync), mma-sync or wgmma"),
+      llvm::cl::init("auto")};
   Option<std::string> chip{*this, "chip", llvm::cl::desc("GPU arch, sm_XX"),
                            llvm::cl::init("sm_90")};
   Option<std::string> features{*this, "features",
@@ -61,6 +66,11 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("CUDA toolkit whose nvvm/libdevice provides f64 and "
                      "precise math (default: findCudaRoot())")};
 };
+
+/// The MMA generation of the tensor-core kernels: `requested` unless it is
+/// "auto", then wgmma on sm_90a and mma-sync elsewhere.
+std::string resolveTensorCoreGeneration(llvm::StringRef requested,
+                                        llvm::StringRef chip);
 
 /// The CUDA toolkit with nvvm/libdevice/libdevice.10.bc: $CUDA_ROOT,
 /// $CUDA_HOME, $CUDA_PATH, then /usr/local/cuda; empty when none has it.

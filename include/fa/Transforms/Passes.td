@@ -108,7 +108,14 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
            "dynamic shared memory (the GPU must offer that much)">,
     Option<"allowTf32", "allow-tf32", "bool", "false",
            "f32 inputs: one tf32 MMA per product (10-bit mantissa) instead "
-           "of three on a hi/lo split (f32 accuracy)">
+           "of three on a hi/lo split (f32 accuracy)">,
+    Option<"generation", "generation", "std::string", "\"mma-sync\"",
+           "the MMA generation: mma-sync (sm_80 and later) or wgmma "
+           "(sm_90a: forwards of f16/bf16 on wgmma, everything else on "
+           "mma.sync)">,
+    Option<"wgmmaGroups", "wgmma-groups", "int64_t", "2",
+           "wgmma forward: consumer warpgroups per block, 64 query rows "
+           "each (1 or 2)">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
     "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",

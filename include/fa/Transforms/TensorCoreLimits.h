@@ -19,6 +19,25 @@ namespace fa::tensor_core {
 /// accumulators per warp bound it above.
 inline constexpr int64_t kHeadDims[] = {64, 128};
 
+/// Head dims with a wgmma forward (sm_90a). Rows of shared tiles are cut
+/// into 128-byte column blocks (the wgmma/TMA 128-byte swizzle).
+inline constexpr int64_t kWgmmaHeadDims[] = {64, 128};
+
+/// The shared memory a block may opt into on sm_90 (227 KiB): the wgmma
+/// forward's budget.
+inline constexpr int64_t kHopperSharedBytes = 227 * 1024;
+
+/// Bytes the wgmma forward's shared memory holds: Q's tile of `queryRows`,
+/// `stages` K and V tiles of `blockN` keys, and 1 KiB to align the tiles to
+/// the swizzle's 1024-byte period.
+inline constexpr int64_t wgmmaForwardSharedBytes(int64_t queryRows,
+                                                 int64_t blockN,
+                                                 int64_t stages,
+                                                 int64_t headDim,
+                                                 int64_t elementBytes) {
+  return (queryRows + 2 * stages * blockN) * headDim * elementBytes + 1024;
+}
+
 /// Static shared memory a block may use without opting in.
 inline constexpr int64_t kStaticSharedBytes = 48 * 1024;
 

@@ -1,0 +1,572 @@
+//===- MmaSync.cpp - Attention on mma.sync (sm_80 and later) --------------===//
+//
+// Warp-level kernels on mma.sync m16n8k16 (m16n8k8 tf32 for f32), ldmatrix
+// and cp.async: the forward, and the backward's dK/dV and dQ loops.
+//
+// Fragment layouts (PTX ISA, mma.m16n8k16): A and C as in
+// TensorCoreEmitter.h, and
+//   B (16x8, col):  b0 = (k 2t..2t+1, n g), b1 = (k 2t+8.., n g)
+// so the S accumulators of two neighbouring 8-key tiles are exactly the A
+// fragment of P for the next MMA, and each thread owns rows g and g+8.
+//
+//
+// f32 inputs run on tf32 mma.sync m16n8k8, whose A (16x8) is a0 = (g, t),
+// a1 = (g+8, t), a2 = (g, t+4), a3 = (g+8, t+4) and B (8x8) b0 = (k t, n g),
+// b1 = (k t+4, n g). The contraction may visit k in any order that A and B
+// share, so k = t and t+4 stand for columns 2t and 2t+1 of each 8: every
+// f16 operand register above (a pair of neighbouring k) becomes a pair of
+// f32 registers in the same place, each 16-wide k-step two m16n8k8, and P
+// still comes straight from the S accumulators. ldmatrix moves 16-bit
+// rows, so f32 fragments are read from shared memory by plain loads at the
+// same swizzled addresses. Unless tf32 is allowed, each product is three
+// MMAs on a hi/lo split of both operands (hi = tf32(x), lo = tf32(x - hi)),
+// which keeps f32 accuracy.
+//
+//===----------------------------------------------------------------------===//
+
+//===----------------------------------------------------------------------===//
+
+#include "TensorCoreEmitter.h"
+
+using namespace mlir;
+using namespace fa;
+using namespace fa::tensor_core;
+
+namespace {
+
+class MmaSyncEmitter : public TensorCoreEmitter {
+public:
+  using TensorCoreEmitter::TensorCoreEmitter;
+
+  /// Launches the forward kernel for this head dim; outlining names its
+  /// module and function `kernelName`.
+  void emitForward(const Variant &variant, ForwardArgs args,
+                   StringRef kernelName) {
+    for (Value *m : {&args.q, &args.k, &args.v, &args.o})
+      *m = withUnitStride(*m);
+    Dims dims = attentionDims(args.q, args.k);
+    Value tiles = ceilDiv(dims.sq, 16 * warps);
+    launch({tiles, dims.hq, dims.batch},
+           {kvStages * blockN, kvStages * blockN}, kernelName,
+           [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
+             emitBody(variant, args, dims, tiles, launch, shared);
+           });
+  }
+
+  /// Launches the dK/dV kernel: a block per (key tile, kv head, batch),
+  /// each warp owning 16 keys, visiting the query tiles of every query head
+  /// of its group.
+  void emitDkDv(const Variant &variant, GradArgs args, StringRef kernelName) {
+    for (Value *m : {&args.q, &args.k, &args.v, &args.dO, &args.dk, &args.dv})
+      *m = withUnitStride(*m);
+    Dims dims = attentionDims(args.q, args.k);
+    launch({ceilDiv(dims.sk, blockN), dims.hkv, dims.batch},
+           {blockN, blockN, queryRows, queryRows}, kernelName,
+           [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
+             emitDkDvBody(variant, args, dims, launch, shared);
+           });
+  }
+
+  /// Launches the dQ kernel: a block per (query tile, query head, batch),
+  /// visiting the key tiles of the forward.
+  void emitDq(const Variant &variant, GradArgs args, StringRef kernelName) {
+    for (Value *m : {&args.q, &args.k, &args.v, &args.dO, &args.dq})
+      *m = withUnitStride(*m);
+    Dims dims = attentionDims(args.q, args.k);
+    launch({ceilDiv(dims.sq, kBlockM), dims.hq, dims.batch}, {blockN, blockN},
+           kernelName, [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
+             emitDqBody(variant, args, dims, launch, shared);
+           });
+  }
+
+private:
+  /// The forward's shared K and V tiles.
+  Value keys, values;
+  /// ldmatrix row addresses of this lane.
+  Value keyLoadRow, keyLoadChunk, valueLoadRow, valueLoadChunk, swizzle;
+  /// Q's A fragments, per 16-wide step of D.
+  SmallVector<SmallVector<Value, 4>> qFrag;
+
+  /// The shared launch, with each thread's ldmatrix row addresses set up
+  /// before `body`.
+  void launch(ArrayRef<Value> grid, ArrayRef<int64_t> tileRows,
+              StringRef kernelName,
+              llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>)> body) {
+    TensorCoreEmitter::launch(
+        grid, tileRows, kernelName,
+        [&](gpu::LaunchOp launchOp, ArrayRef<Value> tiles) {
+          // ldmatrix row addresses: lane L feeds row L % 8 of matrix L / 8.
+          swizzle = remi(lane, 8);
+          Value matrix = divi(lane, 8);
+          keyLoadRow = add(mul(divi(matrix, 2), idx(8)), swizzle);
+          keyLoadChunk = remi(matrix, 2);
+          valueLoadRow = add(mul(remi(matrix, 2), idx(8)), swizzle);
+          valueLoadChunk = divi(matrix, 2);
+          body(launchOp, tiles);
+        });
+  }
+
+  /// B fragments of n-tiles 2np and 2np+1 at k-step kk from a tile stored
+  /// [n][k] (K for S = Q K^T).
+  SmallVector<Value, 4> fragBFromRows(Value tile, int64_t np, int64_t kk) {
+    return matrices(tile, idx(np * 16), kk * 16, /*columnOrder=*/false,
+                    /*transpose=*/false);
+  }
+  /// B fragments of n-tiles 2np and 2np+1 at k-step kk from a tile stored
+  /// [k][n] (V for O += P V), through ldmatrix's transpose.
+  SmallVector<Value, 4> fragBFromCols(Value tile, int64_t kk, int64_t np) {
+    return matrices(tile, idx(kk * 16), np * 16, /*columnOrder=*/true,
+                    /*transpose=*/true);
+  }
+  /// The A fragment of rows [row0, row0 + 16) at k-step kk from a tile
+  /// stored [m][k]; row0 is a multiple of 16.
+  SmallVector<Value, 4> fragA(Value tile, Value row0, int64_t kk) {
+    return matrices(tile, row0, kk * 16, /*columnOrder=*/true,
+                    /*transpose=*/false);
+  }
+  /// The four 8x8 matrices of the 16x16 block at (row0, col0) of a shared
+  /// tile as operand registers: matrix m is the block's quarter m in row
+  /// order (m = 2 * rowHalf + colHalf) or, with `columnOrder`, in column
+  /// order; `transpose` gives each lane a column pair instead of a row pair.
+  SmallVector<Value, 4> matrices(Value tile, Value row0, int64_t col0,
+                                 bool columnOrder, bool transpose) {
+    if (!element.isF32()) {
+      Value row = add(row0, columnOrder ? valueLoadRow : keyLoadRow);
+      Value chunk = add(idx(col0 / 8),
+                        columnOrder ? valueLoadChunk : keyLoadChunk);
+      return ldmatrix(tile, row, mul(xori(chunk, swizzle), idx(8)),
+                      transpose);
+    }
+    SmallVector<Value, 4> regs;
+    for (int64_t m = 0; m < 4; ++m) {
+      int64_t rowHalf = columnOrder ? m % 2 : m / 2;
+      int64_t colHalf = columnOrder ? m / 2 : m % 2;
+      Value row = add(row0, idx(8 * rowHalf));
+      Value col = idx(col0 + 8 * colHalf);
+      if (!transpose) {
+        row = add(row, quadRank);
+        col = add(col, mul(quadTid, idx(2)));
+        regs.push_back(vector::LoadOp::create(
+            b, VectorType::get({2}, element), tile,
+            ValueRange{row, swizzledColumn(row, col)},
+            /*nontemporal=*/false, llvm::Align(8)));
+        continue;
+      }
+      row = add(row, mul(quadTid, idx(2)));
+      col = add(col, quadRank);
+      Value pair[2];
+      for (int64_t i = 0; i < 2; ++i) {
+        Value r = add(row, idx(i));
+        pair[i] = memref::LoadOp::create(
+            b, tile, ValueRange{r, swizzledColumn(r, col)});
+      }
+      regs.push_back(vector::FromElementsOp::create(
+          b, VectorType::get({2}, element), ValueRange{pair[0], pair[1]}));
+    }
+    return regs;
+  }
+  /// Where column `col` of row `row` of a shared tile is: 16-byte chunk c
+  /// of row r lands at chunk c ^ (r % 8), so the 8 rows an 8x8 matrix
+  /// spans sit in distinct banks.
+  Value swizzledColumn(Value row, Value col) {
+    int64_t chunk = chunkElements();
+    return add(mul(xori(divi(col, chunk), remi(row, 8)), idx(chunk)),
+               remi(col, chunk));
+  }
+  /// The A fragment of P (or dS) for k-step kk from the accumulators of
+  /// whose results are never stored).
+  SmallVector<SmallVector<Value, 4>> rowFragments(Value memref, Value head,
+                                                  ArrayRef<Value> rowOf,
+                                                  Value rowsTotal) {
+    Value lastRow = sub(rowsTotal, idx(1));
+    SmallVector<SmallVector<Value, 4>> frags(headDim / 16);
+    for (int64_t kk = 0; kk < headDim / 16; ++kk)
+      for (int64_t half = 0; half < 2; ++half)
+        for (int64_t r = 0; r < 2; ++r) {
+          Value col = add(idx(kk * 16 + half * 8), mul(quadTid, idx(2)));
+          frags[kk].push_back(loadPair(
+              memref, {batchIdx, head, min(rowOf[r], lastRow), col}));
+        }
+    return frags;
+  }
+  /// acc[nt] += a * B(nt) over n-tiles of `rowsB` rows of a [n][k] tile.
+  void mmaRows(ArrayRef<SmallVector<Value, 4>> a, Value tile, int64_t rowsB,
+               MutableArrayRef<SmallVector<Value, 4>> acc) {
+    for (int64_t kk = 0; kk < headDim / 16; ++kk)
+      for (int64_t np = 0; np < rowsB / 16; ++np) {
+        SmallVector<Value, 4> frag = fragBFromRows(tile, np, kk);
+        mma(a[kk], {frag[0], frag[1]}, acc[2 * np]);
+        mma(a[kk], {frag[2], frag[3]}, acc[2 * np + 1]);
+      }
+  }
+  /// out[dt] += A(acc) * tile over the headDim / 8 n-tiles of a [k][n]
+  /// tile of `rowsK` rows; out is register state indexed dt * 4 + e.
+  void mmaCols(ArrayRef<SmallVector<Value, 4>> acc, Value tile, int64_t rowsK,
+               Value out) {
+    for (int64_t kk = 0; kk < rowsK / 16; ++kk) {
+      SmallVector<Value, 4> a = fragAFromAcc(acc, kk);
+      for (int64_t dp = 0; dp < headDim / 16; ++dp) {
+        SmallVector<Value, 4> frag = fragBFromCols(tile, kk, dp);
+        for (int64_t half = 0; half < 2; ++half) {
+          int64_t dt = 2 * dp + half;
+          SmallVector<Value, 4> c;
+          for (int64_t e = 0; e < 4; ++e)
+            c.push_back(loadState(out, dt * 4 + e));
+          mma(a, {frag[2 * half], frag[2 * half + 1]}, c);
+          for (int64_t e = 0; e < 4; ++e)
+            storeState(c[e], out, dt * 4 + e);
+        }
+      }
+    }
+  }
+  NVVM::MMATypes mmaType() const {
+    return element.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+  }
+  SmallVector<Value, 4> ldmatrix(Value buffer, Value row, Value col,
+                                 bool transpose) {
+    auto type = VectorType::get({4, 2}, element);
+    Value frag = nvgpu::LdMatrixOp::create(b, type, buffer, ValueRange{row, col},
+                                           transpose, 4);
+    SmallVector<Value, 4> regs;
+    for (int64_t i = 0; i < 4; ++i)
+      regs.push_back(asOperand(vector::ExtractOp::create(b, frag, i)));
+    return regs;
+  }
+  /// c += a * b on one 16x8x16 tile: one m16n8k16, or for f32 two tf32
+  /// m16n8k8 (k = t, t+4 of each half being columns 2t, 2t+1; see the top).
+  void mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
+           MutableArrayRef<Value> c) {
+    if (!element.isF32()) {
+      mmaSync(a, bFrag, c, 16, mmaType());
+      return;
+    }
+    auto at = [&](Value pair, int64_t i) -> Value {
+      return vector::ExtractOp::create(b, pair, i);
+    };
+    for (int64_t half = 0; half < 2; ++half) {
+      Value aHalf[] = {at(a[2 * half], 0), at(a[2 * half + 1], 0),
+                       at(a[2 * half], 1), at(a[2 * half + 1], 1)};
+      Value bHalf[] = {at(bFrag[half], 0), at(bFrag[half], 1)};
+      mmaF32(aHalf, bHalf, c);
+    }
+  }
+  /// c += a * b on one m16n8k8 of f32 operands through tf32: once, or as
+  /// a_lo b_hi + a_hi b_lo + a_hi b_hi (the small terms first), which
+  /// leaves only the a_lo b_lo term (below f32 rounding) out.
+  void mmaF32(ArrayRef<Value> a, ArrayRef<Value> bFrag,
+              MutableArrayRef<Value> c) {
+    SmallVector<Value, 4> aHi, aLo, bHi, bLo;
+    splitTf32(a, aHi, aLo);
+    splitTf32(bFrag, bHi, bLo);
+    if (splitF32) {
+      mmaSync(aLo, bHi, c, 8, NVVM::MMATypes::tf32);
+      mmaSync(aHi, bLo, c, 8, NVVM::MMATypes::tf32);
+    }
+    mmaSync(aHi, bHi, c, 8, NVVM::MMATypes::tf32);
+  }
+  /// tf32 registers (i32) of `values` rounded to nearest, and with the
+  /// split on, of what that rounding left.
+  void splitTf32(ArrayRef<Value> values, SmallVectorImpl<Value> &hi,
+                 SmallVectorImpl<Value> &lo) {
+    auto tf32 = [&](Value x) -> Value {
+      return NVVM::ConvertFloatToTF32Op::create(
+          b, b.getI32Type(), x, NVVM::FPRoundingMode::RNA,
+          NVVM::SaturationMode::NONE, /*relu=*/false);
+    };
+    for (Value x : values) {
+      hi.push_back(tf32(x));
+      if (splitF32)
+        lo.push_back(tf32(fsub(
+            x, arith::BitcastOp::create(b, b.getF32Type(), hi.back()))));
+    }
+  }
+  /// c += a * b on one mma.sync of shape 16 x 8 x k.
+  void mmaSync(ArrayRef<Value> a, ArrayRef<Value> bFrag,
+               MutableArrayRef<Value> c, int64_t k, NVVM::MMATypes type) {
+    Type f32 = b.getF32Type();
+    auto resultType = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), {f32, f32, f32, f32});
+    Value d = NVVM::MmaOp::create(
+        b, resultType, a, bFrag, c, ArrayRef<int64_t>{16, 8, k},
+        std::nullopt, std::nullopt, std::array<NVVM::MMATypes, 2>{type, type},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+    for (int64_t i = 0; i < 4; ++i)
+      c[i] = LLVM::ExtractValueOp::create(b, d, i);
+  }
+  /// The reduction of `x` over the 4 lanes that share a row.
+  void emitBody(const Variant &variant, const ForwardArgs &args,
+                const Dims &dims, Value tiles, gpu::LaunchOp launch,
+                ArrayRef<Value> shared) {
+    keys = shared[0];
+    values = shared[1];
+    gpu::KernelDim3 block = launch.getBlockIds();
+    // Causal blocks with the most keys first: they finish last otherwise.
+    Value tile = block.x;
+    if (variant.causal)
+      tile = sub(sub(tiles, idx(1)), block.x);
+    Value head = block.y;
+    kvHead = arith::DivUIOp::create(b, head, dims.group);
+    Value m0 = mul(tile, idx(16 * warps));
+    Value rows = min(idx(16 * warps), sub(dims.sq, m0));
+    std::array<Value, 2> rowOf = laneRows(add(m0, mul(warp, idx(16))));
+    Value scaleLog2 = toBase2(scoreScale(variant, idx(headDim)));
+
+    // Q fragments, read once from global memory.
+    qFrag = rowFragments(args.q, head, rowOf, dims.sq);
+
+    State state = initForwardState(args.sinks, head);
+
+    for (const KeyPhase &p : keyPhases(variant, dims, m0, rows)) {
+      if (kvStages == 2) {
+        emitPipelinedPhase(variant, args, dims, state, scaleLog2, rowOf, p);
+        continue;
+      }
+      auto nonEmpty = scf::IfOp::create(
+          b, cmp(arith::CmpIPredicate::slt, p.lo, p.hi), false);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(nonEmpty.thenBlock());
+        loadTile(args.k, keys, p.lo, dims.sk, kvHead);
+      }
+      phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockN,
+            [&](Value n0, bool masked) {
+              emitTile(variant, args, dims, state, scaleLog2, rowOf, n0,
+                       masked ? p.keyHi : Value(), p.hi);
+            });
+    }
+
+    storeForward(state, args, dims, head, rowOf);
+  }
+
+  /// S = Q K^T against the key tile at n0 held in `keyTile` (masked when
+  /// `keyHi` is set) and the online-softmax step: returns P in the S
+  /// registers, with O and the row statistics rescaled.
+  SmallVector<SmallVector<Value, 4>>
+  softmaxTile(const Variant &variant, const Dims &dims, const State &state,
+              Value scaleLog2, ArrayRef<Value> rowOf, Value n0, Value keyHi,
+              Value keyTile) {
+    // S = Q K^T: blockN / 8 accumulator tiles of 16 x 8.
+    int64_t nTiles = blockN / 8;
+    SmallVector<SmallVector<Value, 4>> s = zeroTiles(nTiles);
+    mmaRows(qFrag, keyTile, blockN, s);
+
+    onlineSoftmax(variant, dims, state, scaleLog2, rowOf, n0, keyHi, s);
+    return s;
+  }
+
+  /// Key phase `p` with two K/V stages: `keys` and `values` hold two tiles
+  /// each, tile i of the phase in slot i % 2. The copies of tile i + 2 go
+  /// out once every warp is done with tile i, so one tile's copies are in
+  /// flight while another computes. Each step commits one group (empty
+  /// past the phase), so "all but the newest group landed" always means
+  /// "this tile landed".
+  void emitPipelinedPhase(const Variant &variant, const ForwardArgs &args,
+                          const Dims &dims, const State &state,
+                          Value scaleLog2, ArrayRef<Value> rowOf,
+                          const KeyPhase &p) {
+    auto slotOf = [&](Value tile, Value slot) -> Value {
+      SmallVector<OpFoldResult> offsets = {OpFoldResult(mul(slot, idx(blockN))),
+                                           b.getIndexAttr(0)};
+      SmallVector<OpFoldResult> sizes = {b.getIndexAttr(blockN),
+                                         b.getIndexAttr(headDim)};
+      SmallVector<OpFoldResult> strides = {b.getIndexAttr(1),
+                                           b.getIndexAttr(1)};
+      return memref::SubViewOp::create(b, tile, offsets, sizes, strides);
+    };
+    auto copyKeysAndValues = [&](Value start, Value slot) {
+      auto inPhase = scf::IfOp::create(
+          b, cmp(arith::CmpIPredicate::slt, start, p.hi), false);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(inPhase.thenBlock());
+        copyTile(args.k, slotOf(keys, slot), start, dims.sk, kvHead);
+        copyTile(args.v, slotOf(values, slot), start, dims.sk, kvHead);
+      }
+      NVVM::CpAsyncCommitGroupOp::create(b);
+    };
+    copyKeysAndValues(p.lo, idx(0));
+    copyKeysAndValues(add(p.lo, idx(blockN)), idx(1));
+    phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockN,
+          [&](Value n0, bool masked) {
+            Value slot = remi(divi(sub(n0, p.lo), blockN), 2);
+            NVVM::CpAsyncWaitGroupOp::create(b, 1);
+            gpu::BarrierOp::create(b); // tile n0 landed for every warp
+            SmallVector<SmallVector<Value, 4>> s =
+                softmaxTile(variant, dims, state, scaleLog2, rowOf, n0,
+                            masked ? p.keyHi : Value(), slotOf(keys, slot));
+            mmaCols(s, slotOf(values, slot), blockN, state.out);
+            gpu::BarrierOp::create(b); // every warp is done with the slot
+            copyKeysAndValues(add(n0, idx(2 * blockN)), slot);
+          });
+  }
+
+  /// One key tile [n0, n0 + blockN): K is in (or arriving in) `keys`.
+  /// `keyHi` is set on boundary tiles, whose scores are predicated.
+  void emitTile(const Variant &variant, const ForwardArgs &args,
+                const Dims &dims, const State &state, Value scaleLog2,
+                ArrayRef<Value> rowOf, Value n0, Value keyHi, Value phaseHi) {
+    waitTiles(); // K(n0) landed; every warp is done with V of the last tile
+    loadTile(args.v, values, n0, dims.sk, kvHead);
+    SmallVector<SmallVector<Value, 4>> s = softmaxTile(
+        variant, dims, state, scaleLog2, rowOf, n0, keyHi, keys);
+    waitTiles(); // V(n0) landed; every warp is done with K(n0)
+    Value next = add(n0, idx(blockN));
+    auto more =
+        scf::IfOp::create(b, cmp(arith::CmpIPredicate::slt, next, phaseHi),
+                          false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(more.thenBlock());
+      loadTile(args.k, keys, next, dims.sk, kvHead);
+    }
+
+    // O += P V, P taken from the S registers.
+    mmaCols(s, values, blockN, state.out);
+  }
+
+
+  //===--------------------------------------------------------------------===//
+  // Backward. P = exp2(S * scale log2 e - lse log2 e) from the forward's
+  // lse, dS = P (dP - D) with dP = dO V^T and D = rowsum(dO * o).
+  //===--------------------------------------------------------------------===//
+
+  /// P and dS of accumulator element (nt, e) of S and dP, given the lse (in
+  /// base 2) and D of its query row; zero where `ok` is false.
+  std::pair<Value, Value> probAndGrad(Value s, Value dp, Value scaleLog2,
+                                      Value lse2, Value rowDot, Value ok) {
+    Value p = exp2(math::FmaOp::create(b, s, scaleLog2,
+                                       arith::NegFOp::create(b, lse2)));
+    if (ok)
+      p = select(ok, p, flt(0.0));
+    return {p, fmul(p, fsub(dp, rowDot))};
+  }
+
+  void emitDkDvBody(const Variant &variant, const GradArgs &args,
+                    const Dims &dims, gpu::LaunchOp launch,
+                    ArrayRef<Value> tiles) {
+    Value kTile = tiles[0], vTile = tiles[1], qTile = tiles[2],
+          dOTile = tiles[3];
+    Value kvh = launch.getBlockIds().y;
+    Value n0 = mul(launch.getBlockIds().x, idx(blockN));
+    Value cols = min(idx(blockN), sub(dims.sk, n0));
+    Value warpKey = mul(warp, idx(16));
+    std::array<Value, 2> keyOf = laneRows(add(n0, warpKey));
+    Value scale = scoreScale(variant, idx(headDim));
+    Value scaleLog2 = toBase2(scale);
+    Value lastRow = sub(dims.sq, idx(1));
+
+    loadTile(args.k, kTile, n0, dims.sk, kvh);
+    loadTile(args.v, vTile, n0, dims.sk, kvh);
+    Value dk = zeroState(), dv = zeroState();
+    loop(dims.group, [&](Value member) {
+      Value head = add(mul(kvh, dims.group), member);
+      queryTiles(variant, dims, n0, cols, queryRows,
+                 [&](Value m0, bool masked) {
+        stageTiles({args.q, args.dO}, {qTile, dOTile}, m0, dims.sq, head);
+        // S^T = K Q^T and dP^T = V dO^T: this warp's 16 keys x queryRows.
+        int64_t nTiles = queryRows / 8;
+        SmallVector<SmallVector<Value, 4>> s = zeroTiles(nTiles),
+                                           dp = zeroTiles(nTiles);
+        SmallVector<SmallVector<Value, 4>> kFrag, vFrag;
+        for (int64_t kk = 0; kk < headDim / 16; ++kk) {
+          kFrag.push_back(fragA(kTile, warpKey, kk));
+          vFrag.push_back(fragA(vTile, warpKey, kk));
+        }
+        mmaRows(kFrag, qTile, queryRows, s);
+        mmaRows(vFrag, dOTile, queryRows, dp);
+        for (int64_t nt = 0; nt < nTiles; ++nt)
+          for (int64_t col = 0; col < 2; ++col) {
+            Value i = add(add(m0, idx(nt * 8 + col)), mul(quadTid, idx(2)));
+            auto [lse2, rowDot] = rowStatistics(args, head, min(i, lastRow));
+            for (int64_t half = 0; half < 2; ++half) {
+              int64_t e = 2 * half + col;
+              Value ok;
+              if (masked)
+                ok = arith::AndIOp::create(
+                    b, allowed(variant, dims, i, keyOf[half]),
+                    cmp(arith::CmpIPredicate::slt, i, dims.sq));
+              std::tie(s[nt][e], dp[nt][e]) = probAndGrad(
+                  s[nt][e], dp[nt][e], scaleLog2, lse2, rowDot, ok);
+            }
+          }
+        // dV += P^T dO, dK += dS^T Q (scaled at the end).
+        mmaCols(s, dOTile, queryRows, dv);
+        mmaCols(dp, qTile, queryRows, dk);
+      });
+    });
+    Value one = flt(1.0);
+    storeRows(dk, {scale, scale}, args.dk, kvh, keyOf, dims.sk);
+    storeRows(dv, {one, one}, args.dv, kvh, keyOf, dims.sk);
+  }
+
+  void emitDqBody(const Variant &variant, const GradArgs &args,
+                  const Dims &dims, gpu::LaunchOp launch,
+                  ArrayRef<Value> tiles) {
+    Value kTile = tiles[0], vTile = tiles[1];
+    Value head = launch.getBlockIds().y;
+    kvHead = arith::DivUIOp::create(b, head, dims.group);
+    Value m0 = mul(launch.getBlockIds().x, idx(kBlockM));
+    Value rows = min(idx(kBlockM), sub(dims.sq, m0));
+    std::array<Value, 2> rowOf = laneRows(add(m0, mul(warp, idx(16))));
+    Value scale = scoreScale(variant, idx(headDim));
+    Value scaleLog2 = toBase2(scale);
+    Value lastRow = sub(dims.sq, idx(1));
+
+    SmallVector<SmallVector<Value, 4>> qFrags =
+        rowFragments(args.q, head, rowOf, dims.sq);
+    SmallVector<SmallVector<Value, 4>> dOFrags =
+        rowFragments(args.dO, head, rowOf, dims.sq);
+    Value lse2[2], rowDot[2];
+    for (int64_t r = 0; r < 2; ++r)
+      std::tie(lse2[r], rowDot[r]) =
+          rowStatistics(args, head, min(rowOf[r], lastRow));
+    Value dq = zeroState();
+    keyTiles(variant, dims, m0, rows, [&](Value n0, bool masked,
+                                          Value keyHi) {
+      stageTiles({args.k, args.v}, {kTile, vTile}, n0, dims.sk, kvHead);
+      int64_t nTiles = blockN / 8;
+      SmallVector<SmallVector<Value, 4>> s = zeroTiles(nTiles),
+                                         dp = zeroTiles(nTiles);
+      mmaRows(qFrags, kTile, blockN, s);
+      mmaRows(dOFrags, vTile, blockN, dp);
+      for (int64_t nt = 0; nt < nTiles; ++nt)
+        for (int64_t e = 0; e < 4; ++e) {
+          Value ok = masked ? keyTileMask(variant, dims, rowOf, n0, nt, e,
+                                          keyHi)
+                            : Value();
+          std::tie(s[nt][e], dp[nt][e]) = probAndGrad(
+              s[nt][e], dp[nt][e], scaleLog2, lse2[e / 2], rowDot[e / 2], ok);
+        }
+      // dQ += dS K (scaled at the end).
+      mmaCols(dp, kTile, blockN, dq);
+    });
+    storeRows(dq, {scale, scale}, args.dq, head, rowOf, dims.sq);
+  }
+};
+
+} // namespace
+
+void fa::tensor_core::emitMmaSyncForward(ImplicitLocOpBuilder &b, Type element,
+                                         int64_t headDim, KernelShape shape,
+                                         bool allowTf32, const Variant &variant,
+                                         ForwardArgs args, StringRef name) {
+  MmaSyncEmitter(b, element, headDim, shape, allowTf32)
+      .emitForward(variant, args, name);
+}
+
+void fa::tensor_core::emitMmaSyncDkDv(ImplicitLocOpBuilder &b, Type element,
+                                      int64_t headDim, KernelShape shape,
+                                      bool allowTf32, const Variant &variant,
+                                      GradArgs args, StringRef name) {
+  MmaSyncEmitter(b, element, headDim, shape, allowTf32)
+      .emitDkDv(variant, args, name);
+}
+
+void fa::tensor_core::emitMmaSyncDq(ImplicitLocOpBuilder &b, Type element,
+                                    int64_t headDim, KernelShape shape,
+                                    bool allowTf32, const Variant &variant,
+                                    GradArgs args, StringRef name) {
+  MmaSyncEmitter(b, element, headDim, shape, allowTf32)
+      .emitDq(variant, args, name);
+}

@@ -1,0 +1,528 @@
+//===- TensorCoreEmitter.h - What every tensor-core kernel shares -*- C++ -*-===//
+//
+// The per-thread view both MMA generations share. An mma.sync m16n8k16
+// accumulator tile and each 8-column slice of a wgmma m64nNk16 accumulator
+// (per warp of the warpgroup, 16 rows) have the same register layout
+// ("groupID" g = lane / 4, "threadID_in_group" t = lane % 4):
+//   C (16x8):       c0,c1 = (g, 2t..2t+1), c2,c3 = (g+8, 2t..2t+1)
+// and so do mma.sync's A fragment and wgmma's A-from-registers fragment:
+//   A (16x16, row): a0 = (g, 2t..2t+1), a1 = (g+8, 2t..), a2 = (g, 2t+8..),
+//                   a3 = (g+8, 2t+8..)
+// So the online softmax, the mask of a boundary tile, P as the next MMA's A
+// operand, the O state and the epilogue are written once here, and each
+// generation (MmaSync.cpp, Wgmma.cpp) adds how it stages tiles and
+// multiplies.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_LIB_TRANSFORMS_TENSORCOREEMITTER_H
+#define FA_LIB_TRANSFORMS_TENSORCOREEMITTER_H
+
+#include "TileBuilder.h"
+
+#include "fa/Transforms/TensorCoreLimits.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <array>
+
+namespace fa::tensor_core {
+
+// This header is private to lib/Transforms; its code is written against
+// MLIR the way the pass files are.
+using namespace mlir;
+/// Query rows per dQ block and keys per dK/dV block: 4 warps of 16. The
+/// forward's warps (16 query rows each) are the pass's forward-warps.
+constexpr int64_t kBlockM = 64;
+constexpr int64_t kWarps = 4;
+
+/// Tiles and warps of one kernel: keys per shared K/V tile (or per dK/dV
+/// block, 16 per warp), warps per block, and the dK/dV kernel's query rows
+/// per shared Q/dO tile.
+struct KernelShape {
+  int64_t blockN;
+  int64_t warps = kWarps;
+  int64_t queryRows = 0;
+  /// The forward's K/V tiles in shared memory at once (1 or 2).
+  int64_t kvStages = 1;
+};
+
+/// Operands of a forward entry: q, k, v[, sinks], o, lse.
+struct ForwardArgs {
+  Value q, k, v, sinks, o, lse;
+};
+
+/// Operands of a backward entry the kernels use, and fa-tile's D buffer.
+struct GradArgs {
+  Value q, k, v, lse, dO, dq, dk, dv, rowDot;
+};
+
+/// The shared helpers of the tensor-core kernels; each generation derives
+/// from it.
+class TensorCoreEmitter : public TileBuilder {
+public:
+  TensorCoreEmitter(mlir::ImplicitLocOpBuilder &b, mlir::Type element,
+                    int64_t headDim, KernelShape shape, bool allowTf32)
+      : TileBuilder(b, b.getF32Type(), shape.blockN), element(element),
+        headDim(headDim), warps(shape.warps), queryRows(shape.queryRows),
+        kvStages(shape.kvStages), splitF32(!allowTf32) {}
+
+  /// Whether `memref` may take the fast path: unit stride on D, the other
+  /// strides multiples of 16 bytes and a 16-byte aligned start (cp.async
+  /// and ldmatrix move 16 bytes; stores move 2 elements).
+  Value isVectorFriendly(Value memref) {
+    auto meta = memref::ExtractStridedMetadataOp::create(b, memref);
+    Value ok = cmp(arith::CmpIPredicate::eq, meta.getStrides()[3], idx(1));
+    auto both = [&](Value c) { ok = arith::AndIOp::create(b, ok, c); };
+    for (int64_t d = 0; d < 3; ++d)
+      both(cmp(arith::CmpIPredicate::eq,
+               remi(meta.getStrides()[d], chunkElements()), idx(0)));
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, memref);
+    Value start = add(base, mul(meta.getOffset(), idx(elementBytes())));
+    both(cmp(arith::CmpIPredicate::eq, arith::RemUIOp::create(b, start, idx(16)),
+             idx(0)));
+    return ok;
+  }
+
+  /// `memref` with its unit innermost stride in the type, which vector
+  /// loads and stores, cp.async and ldmatrix need to see.
+  Value withUnitStride(Value memref) {
+    auto type = cast<MemRefType>(memref.getType());
+    int64_t dyn = ShapedType::kDynamic;
+    auto layout = StridedLayoutAttr::get(b.getContext(), dyn,
+                                         {dyn, dyn, dyn, 1});
+    auto unitType = MemRefType::get(type.getShape(), type.getElementType(),
+                                    layout);
+    auto meta = memref::ExtractStridedMetadataOp::create(b, memref);
+    SmallVector<OpFoldResult> sizes;
+    for (auto [size, value] : llvm::zip(type.getShape(), meta.getSizes()))
+      sizes.push_back(ShapedType::isDynamic(size)
+                          ? OpFoldResult(value)
+                          : OpFoldResult(b.getIndexAttr(size)));
+    SmallVector<OpFoldResult> strides(meta.getStrides().begin(),
+                                      meta.getStrides().begin() + 3);
+    strides.push_back(b.getIndexAttr(1));
+    return memref::ReinterpretCastOp::create(b, unitType, memref,
+                                             OpFoldResult(meta.getOffset()),
+                                             sizes, strides);
+  }
+
+  /// Launches the forward kernel for this head dim; outlining names its
+
+protected:
+  Type element;
+  int64_t headDim;
+  /// Warps per block; each owns 16 rows (or keys).
+  int64_t warps;
+  /// Query rows per shared Q/dO tile of the dK/dV kernel.
+  int64_t queryRows;
+  /// The forward's K/V stages.
+  int64_t kvStages;
+  /// f32 products as three tf32 MMAs on hi/lo halves (else one).
+  bool splitF32;
+  /// The forward's shared K and V tiles.
+  Value keys, values;
+  // Per-thread values, set up at the top of the kernel.
+  Value tid, warp, lane, quadRank, quadTid, batchIdx, kvHead;
+
+  /// A gpu.launch of `warps` warps per block over `grid` with one shared tile of
+  /// rows x headDim elements per entry of `tileRows`, named `kernelName`;
+  /// `body` fills it with the per-thread values set up and the tiles. Tiles
+  /// within the 48 KiB a block gets without asking are workgroup
+  /// attributions; beyond that, views into dynamic shared memory, whose
+  /// size the launch passes (the runtime raises the kernel's limit).
+  void launch(ArrayRef<Value> grid, ArrayRef<int64_t> tileRows,
+              StringRef kernelName,
+              llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>)> body) {
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    SmallVector<Type> tileTypes;
+    int64_t bytes = 0;
+    for (int64_t rows : tileRows) {
+      tileTypes.push_back(
+          MemRefType::get({rows, headDim}, element, AffineMap(), workgroup));
+      bytes += rows * headDim * elementBytes();
+    }
+    bool dynamic = bytes > tensor_core::kStaticSharedBytes;
+    Value one = idx(1);
+    auto name = FlatSymbolRefAttr::get(b.getContext(), kernelName);
+    Value dynamicBytes =
+        dynamic ? arith::ConstantIntOp::create(b, b.getI32Type(), bytes)
+                : Value();
+    auto launch = gpu::LaunchOp::create(
+        b, grid[0], grid[1], grid[2], idx(32 * warps), one, one, dynamicBytes,
+        /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
+        dynamic ? ArrayRef<Type>() : ArrayRef<Type>(tileTypes),
+        /*privateAttributions=*/{}, /*clusterSizeX=*/nullptr,
+        /*clusterSizeY=*/nullptr, /*clusterSizeZ=*/nullptr, name, name);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    SmallVector<Value> tiles(launch.getWorkgroupAttributions());
+    if (dynamic) {
+      Value base = gpu::DynamicSharedMemoryOp::create(
+          b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                             AffineMap(), workgroup));
+      int64_t offset = 0;
+      for (Type type : tileTypes) {
+        tiles.push_back(memref::ViewOp::create(b, type, base, idx(offset),
+                                               ValueRange{}));
+        offset += cast<MemRefType>(type).getNumElements() * elementBytes();
+      }
+    }
+    setUpThread(launch);
+    body(launch, tiles);
+    gpu::TerminatorOp::create(b);
+  }
+
+  /// The per-thread values every kernel starts from.
+  void setUpThread(gpu::LaunchOp launch) {
+    tid = launch.getThreadIds().x;
+    warp = divi(tid, 32);
+    lane = remi(tid, 32);
+    quadRank = divi(lane, 4); // g
+    quadTid = remi(lane, 4);  // t
+    batchIdx = launch.getBlockIds().z;
+  }
+
+  /// The two rows this lane owns among the warp's 16 starting at `first`:
+  /// first + g and first + g + 8.
+  std::array<Value, 2> laneRows(Value first) {
+    return {add(first, quadRank), add(first, add(quadRank, idx(8)))};
+  }
+  /// `x` (a natural-log-domain value) times log2 e.
+  Value toBase2(Value x) { return fmul(x, flt(kLog2E)); }
+  /// Whether accumulator element (nt, e) of the key tile at n0 survives the
+  /// mask on a boundary tile: rows `rowOf`, keys below `keyHi`.
+  Value keyTileMask(const Variant &variant, const Dims &dims,
+                    ArrayRef<Value> rowOf, Value n0, int64_t nt, int64_t e,
+                    Value keyHi) {
+    Value j = add(add(n0, idx(nt * 8 + e % 2)), mul(quadTid, idx(2)));
+    return arith::AndIOp::create(b, allowed(variant, dims, rowOf[e / 2], j),
+                                 cmp(arith::CmpIPredicate::slt, j, keyHi));
+  }
+  /// The forward's lse in base 2 and D = rowsum(dO * o) of query row `row`
+  /// of this block's head.
+  std::pair<Value, Value> rowStatistics(const GradArgs &args, Value head,
+                                        Value row) {
+    Value lse = memref::LoadOp::create(b, args.lse,
+                                       ValueRange{batchIdx, head, row});
+    return {toBase2(lse),
+            memref::LoadOp::create(b, args.rowDot,
+                                   ValueRange{batchIdx, head, row})};
+  }
+
+  /// B fragments of n-tiles 2np and 2np+1 at k-step kk from a tile stored
+  /// n-tiles 2kk and 2kk+1.
+  SmallVector<Value, 4> fragAFromAcc(ArrayRef<SmallVector<Value, 4>> acc,
+                                     int64_t kk) {
+    return {pack(acc[2 * kk][0], acc[2 * kk][1]),
+            pack(acc[2 * kk][2], acc[2 * kk][3]),
+            pack(acc[2 * kk + 1][0], acc[2 * kk + 1][1]),
+            pack(acc[2 * kk + 1][2], acc[2 * kk + 1][3])};
+  }
+  /// A fragments of rows `rowOf` (g, g+8 of this warp's 16), read once from
+  /// global memory; rows past `rowsTotal` read its last row (finite values
+  /// Register state of headDim / 8 accumulator tiles, zeroed.
+  Value zeroState() {
+    Value state = memref::AllocaOp::create(
+        b, MemRefType::get({headDim / 2}, b.getF32Type()));
+    for (int64_t i = 0; i < headDim / 2; ++i)
+      storeState(flt(0.0), state, i);
+    return state;
+  }
+  /// Stores rows `rowOf` of register state, row r times `factor[r]`, into
+  /// memref[batch, head, row, :], rows below `rowsTotal` only.
+  void storeRows(Value state, ArrayRef<Value> factor, Value memref,
+                 Value head, ArrayRef<Value> rowOf, Value rowsTotal) {
+    auto pair = VectorType::get({2}, element);
+    for (int64_t r = 0; r < 2; ++r) {
+      auto inRows = scf::IfOp::create(
+          b, cmp(arith::CmpIPredicate::slt, rowOf[r], rowsTotal), false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(inRows.thenBlock());
+      for (int64_t dt = 0; dt < headDim / 8; ++dt) {
+        Value lo = fmul(loadState(state, dt * 4 + 2 * r), factor[r]);
+        Value hi = fmul(loadState(state, dt * 4 + 2 * r + 1), factor[r]);
+        Value v = vector::FromElementsOp::create(
+            b, pair, ValueRange{toElement(lo), toElement(hi)});
+        Value col = add(idx(dt * 8), mul(quadTid, idx(2)));
+        vector::StoreOp::create(b, v, memref,
+                                ValueRange{batchIdx, head, rowOf[r], col},
+                                /*nontemporal=*/false,
+                                llvm::Align(2 * elementBytes()));
+      }
+    }
+  }
+
+  int64_t elementBytes() const {
+    return element.getIntOrFloatBitWidth() / 8;
+  }
+  /// Elements per 16-byte chunk: the unit of cp.async and of the swizzle.
+  int64_t chunkElements() const { return 16 / elementBytes(); }
+  /// An f32 value in the element type.
+  Value toElement(Value x) {
+    return element.isF32() ? x : arith::TruncFOp::create(b, element, x);
+  }
+  Value fmaxnum(Value x, Value y) {
+    return arith::MaxNumFOp::create(b, x, y);
+  }
+
+  /// Two f32 values rounded to the element type, as an MMA operand
+  /// register.
+  Value pack(Value lo, Value hi) {
+    auto pair = VectorType::get({2}, element);
+    return asOperand(vector::FromElementsOp::create(
+        b, pair, ValueRange{toElement(lo), toElement(hi)}));
+  }
+  /// NVVM's mma.sync takes f16 pairs as vector<2xf16> and bf16 pairs as
+  /// the i32 that holds them; f32 pairs stay vector<2xf32> until mma()
+  /// splits them into tf32 registers.
+  Value asOperand(Value pair) {
+    if (!element.isBF16())
+      return pair;
+    return LLVM::BitcastOp::create(b, b.getI32Type(), pair);
+  }
+  /// Two elements of `memref[indices...]` as an MMA operand register.
+  Value loadPair(Value memref, ValueRange indices) {
+    auto pair = VectorType::get({2}, element);
+    return asOperand(vector::LoadOp::create(b, pair, memref, indices,
+                                            /*nontemporal=*/false,
+                                            llvm::Align(2 * elementBytes())));
+  }
+  /// Four 8x8 matrices from shared memory; each lane gives one row address.
+  Value quadReduce(Value x, llvm::function_ref<Value(Value, Value)> op) {
+    for (int32_t offset : {1, 2}) {
+      Value other = gpu::ShuffleOp::create(b, x, offset, 32,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      x = op(x, other);
+    }
+    return x;
+  }
+  Value xori(Value x, Value y) { return arith::XOrIOp::create(b, x, y); }
+  Value divi(Value x, int64_t d) {
+    return arith::DivUIOp::create(b, x, idx(d));
+  }
+  Value remi(Value x, int64_t d) {
+    return arith::RemUIOp::create(b, x, idx(d));
+  }
+
+  /// Issues the cp.async copies of rows [start, start + rows) of
+  /// source[batch, head] into `tile` (rows past `limit` are zero filled, so
+  /// a partial last tile contributes nothing) and commits them as one
+  /// group. Chunk c of row r lands at chunk c ^ (r % 8).
+  void loadTile(Value source, Value tile, Value start, Value limit,
+                Value head) {
+    copyTile(source, tile, start, limit, head);
+    NVVM::CpAsyncCommitGroupOp::create(b);
+  }
+  /// loadTile's copies, left uncommitted.
+  void copyTile(Value source, Value tile, Value start, Value limit,
+                Value head) {
+    int64_t rows = cast<MemRefType>(tile.getType()).getDimSize(0);
+    copyRows(source, tile, rows, start, limit, head,
+             [&](Value row, Value chunk) -> SmallVector<Value, 3> {
+               return {row, mul(xori(chunk, remi(row, 8)),
+                                idx(chunkElements()))};
+             });
+  }
+  /// Where 16-byte chunk `chunk` of row `row` lands: indices into a tile.
+  using ChunkPlace =
+      llvm::function_ref<SmallVector<Value, 3>(Value row, Value chunk)>;
+  /// cp.async copies (uncommitted) of rows [start, start + rows) of
+  /// source[batch, head] into `tile` at `place` (rows past `limit` are zero
+  /// filled), spread over every thread of the block.
+  void copyRows(Value source, Value tile, int64_t rows, Value start,
+                Value limit, Value head, ChunkPlace place) {
+    int64_t chunkSize = chunkElements();
+    int64_t chunksPerRow = headDim / chunkSize;
+    int64_t rowsPerPass = 32 * warps / chunksPerRow;
+    Value chunk = remi(tid, chunksPerRow);
+    Value firstRow = divi(tid, chunksPerRow);
+    Value lastRow = sub(limit, idx(1));
+    for (int64_t pass = 0; pass * rowsPerPass < rows; ++pass) {
+      Value row = add(firstRow, idx(pass * rowsPerPass));
+      // A tile shorter than one pass leaves the surplus threads idle.
+      std::optional<OpBuilder::InsertionGuard> guard;
+      if ((pass + 1) * rowsPerPass > rows) {
+        auto inTile = scf::IfOp::create(
+            b, cmp(arith::CmpIPredicate::slt, row, idx(rows)), false);
+        guard.emplace(b);
+        b.setInsertionPointToStart(inTile.thenBlock());
+      }
+      Value srcRow = add(start, row);
+      Value inRange = cmp(arith::CmpIPredicate::slt, srcRow, limit);
+      Value srcElements = select(inRange, idx(chunkSize), idx(0));
+      nvgpu::DeviceAsyncCopyOp::create(
+          b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tile,
+          place(row, chunk), source,
+          ValueRange{batchIdx, head, min(srcRow, lastRow),
+                     mul(chunk, idx(chunkSize))},
+          b.getIndexAttr(chunkSize), srcElements, b.getUnitAttr());
+    }
+  }
+  /// Once every warp is done with `tiles`, refills them with rows
+  /// [start, start + rows) of `sources` and waits for the copies.
+  void stageTiles(ArrayRef<Value> sources, ArrayRef<Value> tiles, Value start,
+                  Value limit, Value head) {
+    gpu::BarrierOp::create(b);
+    for (auto [source, tile] : llvm::zip(sources, tiles))
+      loadTile(source, tile, start, limit, head);
+    waitTiles();
+  }
+  /// `nTiles` zeroed 16x8 f32 accumulator tiles (per thread: 4 values).
+  SmallVector<SmallVector<Value, 4>> zeroTiles(int64_t nTiles) {
+    return SmallVector<SmallVector<Value, 4>>(
+        nTiles, SmallVector<Value, 4>(4, flt(0.0)));
+  }
+  /// Waits for every committed copy, then for every warp.
+  void waitTiles() {
+    NVVM::CpAsyncWaitGroupOp::create(b, 0);
+    gpu::BarrierOp::create(b);
+  }
+
+  /// Fragment state of one thread. O and the row statistics live in
+  /// private memory indexed by constants only, which LLVM's SROA turns
+  /// into registers across the tile loops.
+  struct State {
+    Value out;   // [headDim / 8][4] f32
+    Value stats; // m of rows g, g+8, then l of rows g, g+8 (this lane's part)
+  };
+  Value loadState(Value memref, int64_t i) {
+    return memref::LoadOp::create(b, memref, idx(i));
+  }
+  void storeState(Value v, Value memref, int64_t i) {
+    memref::StoreOp::create(b, v, memref, idx(i));
+  }
+
+  /// The forward's O and row statistics, with a learnable sink (when
+  /// `sinks` is set) starting each row at m = sink, l = 1 (one lane of the
+  /// quad holds the 1: l is summed over the quad at the end).
+  State initForwardState(Value sinks, Value head) {
+    State state;
+    state.out = zeroState();
+    state.stats = memref::AllocaOp::create(
+        b, MemRefType::get({4}, b.getF32Type()));
+    Value mInit = negInf(), lInit = flt(0.0);
+    if (sinks) {
+      mInit = toBase2(memref::LoadOp::create(b, sinks, head));
+      lInit = select(cmp(arith::CmpIPredicate::eq, quadTid, idx(0)),
+                     flt(1.0), flt(0.0));
+    }
+    for (int64_t r = 0; r < 2; ++r) {
+      storeState(mInit, state.stats, r);
+      storeState(lInit, state.stats, 2 + r);
+    }
+    return state;
+  }
+
+  /// The online-softmax step on the S accumulator tiles `s` of the key
+  /// tile at n0 (masked when `keyHi` is set): leaves P in `s`, with O and
+  /// the row statistics rescaled.
+  void onlineSoftmax(const Variant &variant, const Dims &dims,
+                     const State &state, Value scaleLog2,
+                     ArrayRef<Value> rowOf, Value n0, Value keyHi,
+                     MutableArrayRef<SmallVector<Value, 4>> s) {
+    int64_t nTiles = s.size();
+    // The scale is positive (the verifier says so), so the row max commutes
+    // with scaling: scores stay unscaled and exp2(s * scale - m) is one FMA
+    // per element.
+    for (int64_t nt = 0; nt < nTiles; ++nt)
+      for (int64_t e = 0; e < 4; ++e) {
+        if (keyHi)
+          s[nt][e] =
+              select(keyTileMask(variant, dims, rowOf, n0, nt, e, keyHi),
+                     s[nt][e], negInf());
+      }
+
+    // Online softmax of rows g (e = 0, 1) and g + 8 (e = 2, 3).
+    for (int64_t r = 0; r < 2; ++r) {
+      Value rowMax = negInf();
+      for (int64_t nt = 0; nt < nTiles; ++nt)
+        for (int64_t e = 2 * r; e < 2 * r + 2; ++e)
+          rowMax = fmaxnum(rowMax, s[nt][e]);
+      rowMax = quadReduce(rowMax,
+                          [&](Value x, Value y) { return fmaxnum(x, y); });
+      rowMax = fmul(rowMax, scaleLog2);
+      Value mOld = loadState(state.stats, r);
+      Value mNew = fmaxnum(mOld, rowMax);
+      // A row with nothing visible yet keeps m = -inf; subtract 0 then so
+      // exp2(-inf - -inf) never makes a NaN.
+      Value isEmpty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                            mNew, negInf());
+      Value mSafe = select(isEmpty, flt(0.0), mNew);
+      Value alpha = exp2(fsub(mOld, mSafe));
+      Value sum = flt(0.0);
+      for (int64_t nt = 0; nt < nTiles; ++nt)
+        for (int64_t e = 2 * r; e < 2 * r + 2; ++e) {
+          s[nt][e] = exp2(math::FmaOp::create(
+              b, s[nt][e], scaleLog2, arith::NegFOp::create(b, mSafe)));
+          sum = fadd(sum, s[nt][e]);
+        }
+      Value lOld = loadState(state.stats, 2 + r);
+      storeState(fadd(fmul(alpha, lOld), sum), state.stats, 2 + r);
+      storeState(mNew, state.stats, r);
+      for (int64_t dt = 0; dt < headDim / 8; ++dt)
+        for (int64_t e = 2 * r; e < 2 * r + 2; ++e)
+          storeState(fmul(alpha, loadState(state.out, dt * 4 + e)), state.out,
+                     dt * 4 + e);
+    }
+
+  }
+
+  /// The forward's epilogue for rows `rowOf` of `head`.
+  void storeForward(const State &state, const ForwardArgs &args,
+                    const Dims &dims, Value head, ArrayRef<Value> rowOf) {
+    // o = acc / l, lse = (m + log2 l) ln 2; empty rows: o = 0, lse = -inf.
+    Value l[2], positive[2], inv[2];
+    for (int64_t r = 0; r < 2; ++r) {
+      l[r] = quadReduce(loadState(state.stats, 2 + r),
+                        [&](Value x, Value y) { return fadd(x, y); });
+      positive[r] =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l[r], flt(0.0));
+      inv[r] = select(positive[r], arith::DivFOp::create(b, flt(1.0), l[r]),
+                      flt(0.0));
+    }
+    storeRows(state.out, inv, args.o, head, rowOf, dims.sq);
+    for (int64_t r = 0; r < 2; ++r) {
+      Value writes = arith::AndIOp::create(
+          b, cmp(arith::CmpIPredicate::slt, rowOf[r], dims.sq),
+          cmp(arith::CmpIPredicate::eq, quadTid, idx(0)));
+      auto writer = scf::IfOp::create(b, writes, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(writer.thenBlock());
+      Value m = loadState(state.stats, r);
+      Value lse = fmul(fadd(m, math::Log2Op::create(b, l[r])), flt(kLn2));
+      memref::StoreOp::create(b, select(positive[r], lse, negInf()), args.lse,
+                              ValueRange{batchIdx, head, rowOf[r]});
+    }
+  }
+
+};
+
+/// The mma.sync kernels (MmaSync.cpp): a forward, and the backward's dK/dV
+/// and dQ loops, launched where `b` stands and named `name`.
+void emitMmaSyncForward(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
+                        KernelShape shape, bool allowTf32,
+                        const Variant &variant, ForwardArgs args,
+                        StringRef name);
+void emitMmaSyncDkDv(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
+                     KernelShape shape, bool allowTf32, const Variant &variant,
+                     GradArgs args, StringRef name);
+void emitMmaSyncDq(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
+                   KernelShape shape, bool allowTf32, const Variant &variant,
+                   GradArgs args, StringRef name);
+
+/// The wgmma forward (Wgmma.cpp, sm_90a): `shape.warps / 4` consumer
+/// warpgroups of 64 query rows each.
+void emitWgmmaForward(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
+                      KernelShape shape, const Variant &variant,
+                      ForwardArgs args, StringRef name);
+
+} // namespace fa::tensor_core
+
+#endif // FA_LIB_TRANSFORMS_TENSORCOREEMITTER_H
