@@ -9,8 +9,9 @@
 # "specs configs sass export pytest homework variants-d64 variants-d128
 # flex-d64 flex-d128 compile conformance". Stages:
 #   specs, configs, sass, export, pytest, conformance   correctness (logs)
-#   hopper          the wgmma forwards: checks, SASS, speed against mma.sync
-#                   (hopper-*.log; not in the default list)
+#   hopper          the wgmma forwards: checks and SASS (hopper-checks.log,
+#                   hopper-sass.log; not in the default list)
+#   hopper-speed    their TFLOP/s against mma.sync's (hopper-speed.log)
 #   homework        bench/bench_homework.py: softmax_matmul_benchmark.csv,
 #                   attention_benchmark.csv (FA_HOMEWORK_ARGS)
 #   variants-d64, variants-d128   bench/bench_gpu.py without FlexAttention,
@@ -111,37 +112,59 @@ fi
 # count; then forward TFLOP/s of wgmma against mma.sync's default config
 # on the same shapes (FA_AUTOTUNE=0).
 if stage hopper; then
-  for dtype in bf16 f16; do
-    for case in "causal|1,8,8,197,197,64;2,8,2,300,700,128;1,4,4,1000,1000,128" \
-                "gqa_causal|1,32,8,333,333,128;1,32,8,129,257,64" \
-                "gpt_oss|1,64,8,197,197,64;1,64,8,700,300,64" \
-                "mha|2,4,4,1000,777,128;1,8,8,63,1025,64" \
-                "swa|1,8,2,5000,5000,64" \
-                "streaming|1,8,8,2100,2100,128" \
-                "vit|2,12,12,197,197,64"; do
-      echo "kernels_spec/${case%%|*}.mlir|${case#*|}|--dtype $dtype"
+  {
+    for dtype in bf16 f16; do
+      for case in "causal|1,8,8,197,197,64;2,8,2,300,700,128;1,4,4,1000,1000,128" \
+                  "gqa_causal|1,32,8,333,333,128;1,32,8,129,257,64" \
+                  "gpt_oss|1,64,8,197,197,64;1,64,8,700,300,64" \
+                  "mha|2,4,4,1000,777,128;1,8,8,63,1025,64" \
+                  "swa|1,8,2,5000,5000,64" \
+                  "streaming|1,8,8,2100,2100,128" \
+                  "vit|2,12,12,197,197,64"; do
+        echo "kernels_spec/${case%%|*}.mlir|${case#*|}|--dtype $dtype"
+      done
     done
-  done | check_jobs "$OUT_DIR/hopper-checks.log" || status=1
+    for d in 32 80 96 192 256; do
+      echo "kernels_spec/causal.mlir|1,8,8,197,197,$d;2,8,2,300,700,$d|--dtype bf16"
+      echo "kernels_spec/mha.mlir|1,4,4,1000,777,$d|--dtype f16"
+      echo "kernels_spec/streaming.mlir|1,4,2,1500,1500,$d|--dtype bf16"
+    done
+  } | check_jobs "$OUT_DIR/hopper-checks.log" || status=1
   {
     "$FA/bin/fa-compile" kernels_spec/causal.mlir --arch sm_90a --dtype bf16 \
       -o "$OUT_DIR/causal-sm90a.ptx"
     for kernel in $(grep -o '^// fa-compile: .*_wgmma_.*' "$OUT_DIR/causal-sm90a.ptx" | cut -d' ' -f3); do
       awk -v k="// fa-compile: $kernel" '$0 == k {f = 1; next} /^\/\/ fa-compile:/ {f = 0} f' \
         "$OUT_DIR/causal-sm90a.ptx" > "/tmp/$kernel.ptx"
-      ptxas -arch=sm_90a -v "/tmp/$kernel.ptx" -o "/tmp/$kernel.cubin" 2>&1 | grep -E 'registers|spill|warn'
+      ptxas -arch=sm_90a -v "/tmp/$kernel.ptx" -o "/tmp/$kernel.cubin" 2>&1 | grep -E 'registers|spill'
       echo "$kernel: $(cuobjdump -sass "/tmp/$kernel.cubin" | grep -c HGMMA) HGMMA"
     done
   } > "$OUT_DIR/hopper-sass.log" 2>&1
-  for gen in wgmma mma-sync; do
-    for case in "causal|2,16,16,8192,8192,128" "gqa_causal|2,32,8,8192,8192,128" \
-                "mha|4,32,32,4096,4096,64" "swa|2,32,8,8192,8192,128" \
-                "gpt_oss|2,64,8,8192,8192,64"; do
-      echo "== $gen ${case%%|*} ${case#*|}"
-      FA_AUTOTUNE=0 timeout 120 "$FA/bin/fa-run" "kernels_spec/${case%%|*}.mlir" \
-        --target gpu --dtype bf16 --repeat 20 --mma-generation $gen \
-        --shape "${case#*|}" 2>&1 | grep -iE 'forward|tflop|error'
+fi
+if stage hopper-speed; then
+  # Forward TFLOP/s at B*S = 16k tokens: wgmma (its default tiles, and the
+  # block-n 64 ones) against mma.sync's default config (FA_AUTOTUNE=0).
+  speed() {
+    echo "== $1 $2 $3 ${4:-}"
+    FA_AUTOTUNE=0 timeout 120 "$FA/bin/fa-run" "kernels_spec/$2.mlir" \
+      --target gpu --dtype bf16 --repeat 30 --mma-generation $1 ${4:-} \
+      --shape "$3" 2>&1 | grep -iE 'tflop|error'
+  }
+  {
+    for gen in wgmma mma-sync; do
+      speed $gen causal 2,16,16,8192,8192,128
+      speed $gen gqa_causal 2,32,8,8192,8192,128
+      speed $gen mha 4,32,32,4096,4096,64
+      speed $gen swa 2,32,8,8192,8192,128
+      speed $gen gpt_oss 2,64,8,8192,8192,64
     done
-  done > "$OUT_DIR/hopper-speed.log" 2>&1
+    speed wgmma causal 2,16,16,8192,8192,128 "--mma-block-n 64"
+    speed wgmma mha 4,32,32,4096,4096,64 "--mma-block-n 64"
+    for d in 32 80 96 192 256; do
+      speed wgmma causal 2,16,16,8192,8192,$d
+      speed wgmma mha 4,16,16,4096,4096,$d
+    done
+  } > "$OUT_DIR/hopper-speed.log" 2>&1
 fi
 
 # SASS of the tensor-core kernels: fa-compile's PTX through ptxas, then

@@ -66,8 +66,10 @@ void fa::buildGpuPipeline(OpPassManager &pm,
   // Forwards and backwards of the head dims it supports: tensor-core
   // kernels (tf32 for f32).
   FAGpuTensorCoreOptions tensorCore;
-  if (options.tensorCoreBlockN > 0)
+  if (options.tensorCoreBlockN > 0) {
     tensorCore.blockN = options.tensorCoreBlockN;
+    tensorCore.wgmmaBlockN = options.tensorCoreBlockN;
+  }
   if (options.tensorCoreWarps > 0)
     tensorCore.forwardWarps = options.tensorCoreWarps;
   tensorCore.allowTf32 = options.allowTf32;

@@ -56,6 +56,12 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
              << "fa-gpu-tensor-core: generation must be mma-sync or wgmma, "
                 "got '"
              << generation << "'";
+    if (wgmmaBlockN != 0 && (wgmmaBlockN < 16 || wgmmaBlockN > 256 ||
+                             wgmmaBlockN % 16 != 0))
+      return emitError(UnknownLoc::get(context))
+             << "fa-gpu-tensor-core: wgmma-block-n must be 0 (by head dim) or "
+                "a multiple of 16 up to 256, got "
+             << static_cast<int64_t>(wgmmaBlockN);
     if (wgmmaGroups != 1 && wgmmaGroups != 2)
       return emitError(UnknownLoc::get(context))
              << "fa-gpu-tensor-core: wgmma-groups must be 1 or 2, got "
@@ -164,8 +170,10 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   std::optional<KernelShape> wgmmaForwardShape(int64_t headDim,
                                                int64_t bytes) {
     int64_t queryRows = 64 * wgmmaGroups;
+    int64_t keys = wgmmaBlockN > 0 ? int64_t(wgmmaBlockN)
+                                   : tensor_core::wgmmaDefaultBlockN(headDim);
     for (int64_t stages : {2, 1})
-      for (int64_t rows = blockN; rows >= 16; rows /= 2)
+      for (int64_t rows = keys; rows >= 16; rows /= 2)
         if (tensor_core::wgmmaForwardSharedBytes(queryRows, rows, stages,
                                                  headDim, bytes) <=
             tensor_core::kHopperSharedBytes)

@@ -13,24 +13,29 @@
 //               inline PTX) and V from shared memory in its stored layout
 //               (MN-major, through the transpose bit)
 //
-// Shared tiles use the 128-byte swizzle both wgmma's descriptors and TMA
-// name: a tile of R rows x D is D / 64 column blocks of R rows x 128 bytes,
-// and 16-byte chunk c of row r sits at chunk c ^ (r % 8). Tiles start on
-// the swizzle's 1024-byte period.
+// Shared tiles use a swizzle both wgmma's descriptors and TMA name, of the
+// widest segment W in {128, 64, 32} bytes that divides a row of D: a tile
+// of R rows x D is D * size / W column blocks of R rows x W bytes, and
+// 16-byte chunk c of row r sits at chunk c ^ ((r % 8) >> log2(128 / W)) of
+// its segment (the XOR of address bits 4.. with bits 7..). Tiles start on
+// the swizzles' 1024-byte period. So every head dim that is a multiple of
+// 16 up to 256 runs here: 64, 128, 192, 256 on 128-byte segments, 32 and 96
+// on 64-byte ones, 80 on 32-byte ones.
 //
 // Matrix descriptor (PTX ISA, "Matrix Descriptor Format"): bits 0-13 the
 // start address >> 4, 16-29 the leading-dimension byte offset >> 4, 32-45
-// the stride-dimension byte offset >> 4, 62-63 the swizzle (1: 128 bytes).
-// K-major (Q, K): the stride offset is 1024 (8 rows of 128 bytes); a 16-wide
-// k step inside a 64-wide block moves the start by 32 bytes. MN-major (V):
-// the leading offset is the distance between 64-wide column blocks, the
-// stride offset 1024 between 8-key row groups.
+// the stride-dimension byte offset >> 4, 62-63 the swizzle (1: 128 bytes,
+// 2: 64, 3: 32). K-major (Q, K): the stride offset is 8 W (8 rows); a
+// 16-wide k step inside a column block moves the start by 32 bytes.
+// MN-major (V): the leading offset is the distance between column blocks,
+// the stride offset 8 W between 8-key row groups.
 //
 //===----------------------------------------------------------------------===//
 
 #include "TensorCoreEmitter.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace fa;
@@ -38,15 +43,17 @@ using namespace fa::tensor_core;
 
 namespace {
 
-/// The swizzle's row segment and its period (8 segments).
-constexpr int64_t kSwizzleBytes = 128;
-constexpr int64_t kSwizzlePeriod = 8 * kSwizzleBytes;
+/// The period every swizzle repeats within: tiles start on it.
+constexpr int64_t kSwizzlePeriod = 1024;
 /// Query rows per consumer warpgroup: wgmma's M.
 constexpr int64_t kGroupRows = 64;
 
 class WgmmaEmitter : public TensorCoreEmitter {
 public:
-  using TensorCoreEmitter::TensorCoreEmitter;
+  WgmmaEmitter(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
+               KernelShape shape)
+      : TensorCoreEmitter(b, element, headDim, shape, /*allowTf32=*/false),
+        segmentBytes(swizzleSegmentBytes(headDim * elementBytes())) {}
 
   /// Launches the forward kernel for this head dim, named `kernelName`.
   void emitForward(const Variant &variant, ForwardArgs args,
@@ -74,8 +81,22 @@ public:
   }
 
 private:
+  /// The swizzle's row segment W: a column block's bytes per row.
+  int64_t segmentBytes;
+
+  /// The widest swizzle segment (128, 64 or 32 bytes) that divides a row.
+  static int64_t swizzleSegmentBytes(int64_t rowBytes) {
+    for (int64_t w : {128, 64, 32})
+      if (rowBytes % w == 0)
+        return w;
+    llvm_unreachable("wgmma head dims are multiples of 16");
+  }
+  /// The descriptor's swizzle field for the segment.
+  int64_t swizzleMode() const {
+    return segmentBytes == 128 ? 1 : segmentBytes == 64 ? 2 : 3;
+  }
   /// Elements per column block of a shared tile.
-  int64_t blockElements() const { return kSwizzleBytes / elementBytes(); }
+  int64_t blockElements() const { return segmentBytes / elementBytes(); }
   int64_t columnBlocks() const { return headDim / blockElements(); }
   int64_t tileBytes(int64_t rows) const {
     return rows * headDim * elementBytes();
@@ -95,10 +116,12 @@ private:
   /// into tile `slot` of `tiles` in the swizzled layout.
   void copySwizzled(Value source, Value tiles, Value slot, int64_t rows,
                     Value start, Value limit, Value head) {
-    int64_t perBlock = kSwizzleBytes / 16;
+    int64_t perBlock = segmentBytes / 16;
+    int64_t shift = llvm::Log2_64(128 / segmentBytes);
     copyRows(source, tiles, rows, start, limit, head,
              [&](Value row, Value chunk) -> SmallVector<Value, 3> {
-               Value within = xori(remi(chunk, perBlock), remi(row, 8));
+               Value within = xori(remi(chunk, perBlock),
+                                   divi(remi(row, 8), int64_t(1) << shift));
                return {slot, divi(chunk, perBlock), row,
                        mul(within, idx(chunkElements()))};
              });
@@ -108,14 +131,14 @@ private:
     return arith::ConstantIntOp::create(b, b.getI64Type(), v);
   }
 
-  /// The wgmma descriptor of the matrix at shared byte `address`, 128-byte
-  /// swizzle, with the given leading and stride byte offsets.
+  /// The wgmma descriptor of the matrix at shared byte `address` in the
+  /// tiles' swizzle, with the given leading and stride byte offsets.
   Value descriptor(Value address, int64_t leading, int64_t stride) {
     Value addr = arith::IndexCastUIOp::create(b, b.getI64Type(), address);
     Value start = arith::AndIOp::create(
         b, arith::ShRUIOp::create(b, addr, i64(4)), i64(0x3FFF));
     int64_t fields = ((leading >> 4) << 16) | ((stride >> 4) << 32) |
-                     (int64_t(1) << 62);
+                     (swizzleMode() << 62);
     return arith::OrIOp::create(b, start, i64(fields));
   }
 
@@ -137,11 +160,11 @@ private:
       int64_t column = (kk * 16) / blockElements();
       int64_t within = (kk * 16) % blockElements() * elementBytes();
       Value a = descriptor(
-          add(queries, idx(column * queryRows * kSwizzleBytes + within)), 16,
-          kSwizzlePeriod);
+          add(queries, idx(column * queryRows * segmentBytes + within)), 16,
+          8 * segmentBytes);
       Value bDesc = descriptor(
-          add(keys, idx(column * blockN * kSwizzleBytes + within)), 16,
-          kSwizzlePeriod);
+          add(keys, idx(column * blockN * segmentBytes + within)), 16,
+          8 * segmentBytes);
       acc = NVVM::WgmmaMmaAsyncOp::create(
           b, accType, acc, a, bDesc,
           NVVM::MMAShapeAttr::get(ctx, kGroupRows, blockN, 16), wgmmaType(),
@@ -221,8 +244,8 @@ private:
     }
     NVVM::WgmmaFenceAlignedOp::create(b);
     for (int64_t kk = 0; kk < blockN / 16; ++kk) {
-      Value bDesc = descriptor(add(values, idx(kk * 16 * kSwizzleBytes)),
-                               blockN * kSwizzleBytes, kSwizzlePeriod);
+      Value bDesc = descriptor(add(values, idx(kk * 16 * segmentBytes)),
+                               blockN * segmentBytes, 8 * segmentBytes);
       acc = mmaRegisterA(acc, aRegs[kk], bDesc);
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(b);
@@ -266,7 +289,7 @@ private:
     Value aligned = add(baseAddress, pad);
     Value group = divi(warp, 4);
     Value queries =
-        add(aligned, mul(group, idx(kGroupRows * kSwizzleBytes)));
+        add(aligned, mul(group, idx(kGroupRows * segmentBytes)));
     auto keysAt = [&](Value slot) {
       return add(aligned,
                  add(idx(keysOffset), mul(slot, idx(tileBytes(blockN)))));
@@ -335,6 +358,5 @@ void fa::tensor_core::emitWgmmaForward(ImplicitLocOpBuilder &b, Type element,
                                        int64_t headDim, KernelShape shape,
                                        const Variant &variant,
                                        ForwardArgs args, StringRef name) {
-  WgmmaEmitter(b, element, headDim, shape, /*allowTf32=*/false)
-      .emitForward(variant, args, name);
+  WgmmaEmitter(b, element, headDim, shape).emitForward(variant, args, name);
 }

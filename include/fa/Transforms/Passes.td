@@ -113,6 +113,9 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
            "the MMA generation: mma-sync (sm_80 and later) or wgmma "
            "(sm_90a: forwards of f16/bf16 on wgmma, everything else on "
            "mma.sync)">,
+    Option<"wgmmaBlockN", "wgmma-block-n", "int64_t", "0",
+           "wgmma forward: keys per K/V tile, a multiple of 16 up to 256 "
+           "(0: 128 up to D 128, else 64)">,
     Option<"wgmmaGroups", "wgmma-groups", "int64_t", "2",
            "wgmma forward: consumer warpgroups per block, 64 query rows "
            "each (1 or 2)">

@@ -19,9 +19,17 @@ namespace fa::tensor_core {
 /// accumulators per warp bound it above.
 inline constexpr int64_t kHeadDims[] = {64, 128};
 
-/// Head dims with a wgmma forward (sm_90a). Rows of shared tiles are cut
-/// into 128-byte column blocks (the wgmma/TMA 128-byte swizzle).
-inline constexpr int64_t kWgmmaHeadDims[] = {64, 128};
+/// Head dims with a wgmma forward (sm_90a): multiples of 16 whose O
+/// accumulators (D / 2 registers a thread) leave room for the rest.
+inline constexpr int64_t kWgmmaHeadDims[] = {32, 64, 80, 96, 128, 192, 256};
+
+/// The wgmma forward's keys per tile unless one is asked for: S of 64 x 128
+/// per warpgroup for D 65 to 128, 64 x 64 otherwise (measured on the H100,
+/// bench/NOTES.md: D 64 at 326 TFLOP/s with 64 keys, 285 with 128; D 128
+/// at 373 with 128, 338 with 64; beyond D 128, O takes the registers).
+inline constexpr int64_t wgmmaDefaultBlockN(int64_t headDim) {
+  return headDim > 64 && headDim <= 128 ? 128 : 64;
+}
 
 /// The shared memory a block may opt into on sm_90 (227 KiB): the wgmma
 /// forward's budget.
