@@ -106,6 +106,20 @@ if stage configs; then
   } | check_jobs "$OUT_DIR/configs.log" || status=1
 fi
 
+# SASS of the causal spec's bf16 kernels for arch $1 whose names contain
+# $2: fa-compile's PTX (kept as $4) through ptxas, then cuobjdump; each
+# kernel's registers, spills and count of the instruction $3.
+sass_report() {
+  "$FA/bin/fa-compile" kernels_spec/causal.mlir --arch "$1" --dtype bf16 \
+    -o "$4" || return 1
+  for kernel in $(grep -o "^// fa-compile: .*$2.*" "$4" | cut -d' ' -f3); do
+    awk -v k="// fa-compile: $kernel" '$0 == k {f = 1; next} /^\/\/ fa-compile:/ {f = 0} f' \
+      "$4" > "/tmp/$kernel.ptx"
+    ptxas -arch="$1" -v "/tmp/$kernel.ptx" -o "/tmp/$kernel.cubin" 2>&1 | grep -E 'registers|spill'
+    echo "$kernel: $(cuobjdump -sass "/tmp/$kernel.cubin" | grep -c "$3") $3"
+  done
+}
+
 # The Hopper (wgmma) forwards: every attention spec at bf16 and f16, on odd
 # shapes at each head dim the wgmma forward covers (the backward, on
 # mma.sync, checked alongside); then their registers, spills and HGMMA
@@ -130,16 +144,8 @@ if stage hopper; then
       echo "kernels_spec/streaming.mlir|1,4,2,1500,1500,$d|--dtype bf16"
     done
   } | check_jobs "$OUT_DIR/hopper-checks.log" || status=1
-  {
-    "$FA/bin/fa-compile" kernels_spec/causal.mlir --arch sm_90a --dtype bf16 \
-      -o "$OUT_DIR/causal-sm90a.ptx"
-    for kernel in $(grep -o '^// fa-compile: .*_wgmma_.*' "$OUT_DIR/causal-sm90a.ptx" | cut -d' ' -f3); do
-      awk -v k="// fa-compile: $kernel" '$0 == k {f = 1; next} /^\/\/ fa-compile:/ {f = 0} f' \
-        "$OUT_DIR/causal-sm90a.ptx" > "/tmp/$kernel.ptx"
-      ptxas -arch=sm_90a -v "/tmp/$kernel.ptx" -o "/tmp/$kernel.cubin" 2>&1 | grep -E 'registers|spill'
-      echo "$kernel: $(cuobjdump -sass "/tmp/$kernel.cubin" | grep -c HGMMA) HGMMA"
-    done
-  } > "$OUT_DIR/hopper-sass.log" 2>&1
+  sass_report sm_90a _wgmma_ HGMMA "$OUT_DIR/causal-sm90a.ptx" \
+    > "$OUT_DIR/hopper-sass.log" 2>&1
 fi
 if stage hopper-speed; then
   # Forward TFLOP/s at B*S = 16k tokens: wgmma (its default tiles, and the
@@ -170,14 +176,7 @@ fi
 # SASS of the tensor-core kernels: fa-compile's PTX through ptxas, then
 # cuobjdump; each kernel's registers, spills and HMMA count.
 stage sass && {
-  "$FA/bin/fa-compile" kernels_spec/causal.mlir --arch sm_90 --dtype bf16 \
-    -o "$OUT_DIR/causal-bf16.ptx" || status=1
-  for kernel in $(grep -o '^// fa-compile: .*_mma_.*' "$OUT_DIR/causal-bf16.ptx" | cut -d' ' -f3); do
-    awk -v k="// fa-compile: $kernel" '$0 == k {f = 1; next} /^\/\/ fa-compile:/ {f = 0} f' \
-      "$OUT_DIR/causal-bf16.ptx" > "/tmp/$kernel.ptx"
-    ptxas -arch=sm_90 -v "/tmp/$kernel.ptx" -o "/tmp/$kernel.cubin" 2>&1 | grep -E 'registers|spill'
-    echo "$kernel: $(cuobjdump -sass "/tmp/$kernel.cubin" | grep -c HMMA) HMMA"
-  done
+  sass_report sm_90 _mma_ HMMA "$OUT_DIR/causal-bf16.ptx" || status=1
 } > "$OUT_DIR/sass.log" 2>&1
 
 # An fa-compile export (PTX, cubins, host object, C header and runtime)

@@ -214,8 +214,9 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
              },
              [&](ImplicitLocOpBuilder &b, int64_t headDim,
                  const KernelShape &shape, StringRef name) {
-               tensor_core::emitMmaSyncForward(b, element, headDim, shape,
-                                               allowTf32, variant, args, name);
+               tensor_core::createMmaSyncKernels(b, element, headDim, shape,
+                                                 allowTf32)
+                   ->emitForward(variant, args, name);
              });
   }
 
@@ -270,8 +271,9 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
              prefix + "_mma_dk_dv", tensor_core::kHeadDims, dkdvShape,
              [&](ImplicitLocOpBuilder &b, int64_t headDim,
                  const KernelShape &shape, StringRef name) {
-               tensor_core::emitMmaSyncDkDv(b, element, headDim, shape,
-                                            allowTf32, variant, args, name);
+               tensor_core::createMmaSyncKernels(b, element, headDim, shape,
+                                                 allowTf32)
+                   ->emitDkDv(variant, args, name);
              });
     dispatch(dq, dq->getNextNode(), layoutOk, d, element, prefix + "_mma_dq",
              tensor_core::kHeadDims,
@@ -280,8 +282,9 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
              },
              [&](ImplicitLocOpBuilder &b, int64_t headDim,
                  const KernelShape &shape, StringRef name) {
-               tensor_core::emitMmaSyncDq(b, element, headDim, shape,
-                                          allowTf32, variant, args, name);
+               tensor_core::createMmaSyncKernels(b, element, headDim, shape,
+                                                 allowTf32)
+                   ->emitDq(variant, args, name);
              });
   }
 };

@@ -34,14 +34,14 @@ using namespace fa::tensor_core;
 
 namespace {
 
-class MmaSyncEmitter : public TensorCoreEmitter {
+class MmaSyncEmitter : public TensorCoreEmitter, public MmaSyncKernels {
 public:
   using TensorCoreEmitter::TensorCoreEmitter;
 
   /// Launches the forward kernel for this head dim; outlining names its
   /// module and function `kernelName`.
   void emitForward(const Variant &variant, ForwardArgs args,
-                   StringRef kernelName) {
+                   StringRef kernelName) override {
     for (Value *m : {&args.q, &args.k, &args.v, &args.o})
       *m = withUnitStride(*m);
     Dims dims = attentionDims(args.q, args.k);
@@ -56,7 +56,8 @@ public:
   /// Launches the dK/dV kernel: a block per (key tile, kv head, batch),
   /// each warp owning 16 keys, visiting the query tiles of every query head
   /// of its group.
-  void emitDkDv(const Variant &variant, GradArgs args, StringRef kernelName) {
+  void emitDkDv(const Variant &variant, GradArgs args,
+                StringRef kernelName) override {
     for (Value *m : {&args.q, &args.k, &args.v, &args.dO, &args.dk, &args.dv})
       *m = withUnitStride(*m);
     Dims dims = attentionDims(args.q, args.k);
@@ -69,7 +70,8 @@ public:
 
   /// Launches the dQ kernel: a block per (query tile, query head, batch),
   /// visiting the key tiles of the forward.
-  void emitDq(const Variant &variant, GradArgs args, StringRef kernelName) {
+  void emitDq(const Variant &variant, GradArgs args,
+              StringRef kernelName) override {
     for (Value *m : {&args.q, &args.k, &args.v, &args.dO, &args.dq})
       *m = withUnitStride(*m);
     Dims dims = attentionDims(args.q, args.k);
@@ -294,22 +296,14 @@ private:
     for (int64_t i = 0; i < 4; ++i)
       c[i] = LLVM::ExtractValueOp::create(b, d, i);
   }
-  /// The reduction of `x` over the 4 lanes that share a row.
   void emitBody(const Variant &variant, const ForwardArgs &args,
                 const Dims &dims, Value tiles, gpu::LaunchOp launch,
                 ArrayRef<Value> shared) {
     keys = shared[0];
     values = shared[1];
-    gpu::KernelDim3 block = launch.getBlockIds();
-    // Causal blocks with the most keys first: they finish last otherwise.
-    Value tile = block.x;
-    if (variant.causal)
-      tile = sub(sub(tiles, idx(1)), block.x);
-    Value head = block.y;
-    kvHead = arith::DivUIOp::create(b, head, dims.group);
-    Value m0 = mul(tile, idx(16 * warps));
-    Value rows = min(idx(16 * warps), sub(dims.sq, m0));
-    std::array<Value, 2> rowOf = laneRows(add(m0, mul(warp, idx(16))));
+    QueryBlock block = queryBlock(variant, dims, tiles, launch, 16 * warps);
+    Value head = block.head, m0 = block.m0, rows = block.rows;
+    std::array<Value, 2> rowOf = block.rowOf;
     Value scaleLog2 = toBase2(scoreScale(variant, idx(headDim)));
 
     // Q fragments, read once from global memory.
@@ -547,26 +541,10 @@ private:
 
 } // namespace
 
-void fa::tensor_core::emitMmaSyncForward(ImplicitLocOpBuilder &b, Type element,
-                                         int64_t headDim, KernelShape shape,
-                                         bool allowTf32, const Variant &variant,
-                                         ForwardArgs args, StringRef name) {
-  MmaSyncEmitter(b, element, headDim, shape, allowTf32)
-      .emitForward(variant, args, name);
-}
-
-void fa::tensor_core::emitMmaSyncDkDv(ImplicitLocOpBuilder &b, Type element,
+std::unique_ptr<MmaSyncKernels>
+fa::tensor_core::createMmaSyncKernels(ImplicitLocOpBuilder &b, Type element,
                                       int64_t headDim, KernelShape shape,
-                                      bool allowTf32, const Variant &variant,
-                                      GradArgs args, StringRef name) {
-  MmaSyncEmitter(b, element, headDim, shape, allowTf32)
-      .emitDkDv(variant, args, name);
-}
-
-void fa::tensor_core::emitMmaSyncDq(ImplicitLocOpBuilder &b, Type element,
-                                    int64_t headDim, KernelShape shape,
-                                    bool allowTf32, const Variant &variant,
-                                    GradArgs args, StringRef name) {
-  MmaSyncEmitter(b, element, headDim, shape, allowTf32)
-      .emitDq(variant, args, name);
+                                      bool allowTf32) {
+  return std::make_unique<MmaSyncEmitter>(b, element, headDim, shape,
+                                          allowTf32);
 }

@@ -29,6 +29,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <array>
+#include <memory>
 
 namespace fa::tensor_core {
 
@@ -186,6 +187,29 @@ protected:
     quadRank = divi(lane, 4); // g
     quadTid = remi(lane, 4);  // t
     batchIdx = launch.getBlockIds().z;
+  }
+
+  /// The query rows a forward block owns: `rowsPerBlock` from m0 (causal
+  /// blocks with the most keys first, since they finish last otherwise)
+  /// of head `head`, of which `rows` exist; warp w owns rows m0 + 16w to
+  /// m0 + 16w + 15, this lane `rowOf`. Sets kvHead.
+  struct QueryBlock {
+    Value head, m0, rows;
+    std::array<Value, 2> rowOf;
+  };
+  QueryBlock queryBlock(const Variant &variant, const Dims &dims, Value tiles,
+                        gpu::LaunchOp launch, int64_t rowsPerBlock) {
+    gpu::KernelDim3 block = launch.getBlockIds();
+    Value tile = block.x;
+    if (variant.causal)
+      tile = sub(sub(tiles, idx(1)), block.x);
+    QueryBlock q;
+    q.head = block.y;
+    kvHead = arith::DivUIOp::create(b, q.head, dims.group);
+    q.m0 = mul(tile, idx(rowsPerBlock));
+    q.rows = min(idx(rowsPerBlock), sub(dims.sq, q.m0));
+    q.rowOf = laneRows(add(q.m0, mul(warp, idx(16))));
+    return q;
   }
 
   /// The two rows this lane owns among the warp's 16 starting at `first`:
@@ -519,17 +543,21 @@ protected:
 };
 
 /// The mma.sync kernels (MmaSync.cpp): a forward, and the backward's dK/dV
-/// and dQ loops, launched where `b` stands and named `name`.
-void emitMmaSyncForward(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
-                        KernelShape shape, bool allowTf32,
-                        const Variant &variant, ForwardArgs args,
-                        StringRef name);
-void emitMmaSyncDkDv(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
-                     KernelShape shape, bool allowTf32, const Variant &variant,
-                     GradArgs args, StringRef name);
-void emitMmaSyncDq(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
-                   KernelShape shape, bool allowTf32, const Variant &variant,
-                   GradArgs args, StringRef name);
+/// and dQ loops, each launched where the builder stands and named
+/// `kernelName`.
+class MmaSyncKernels {
+public:
+  virtual ~MmaSyncKernels() = default;
+  virtual void emitForward(const Variant &variant, ForwardArgs args,
+                           StringRef kernelName) = 0;
+  virtual void emitDkDv(const Variant &variant, GradArgs args,
+                        StringRef kernelName) = 0;
+  virtual void emitDq(const Variant &variant, GradArgs args,
+                      StringRef kernelName) = 0;
+};
+std::unique_ptr<MmaSyncKernels>
+createMmaSyncKernels(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
+                     KernelShape shape, bool allowTf32);
 
 /// The wgmma forward (Wgmma.cpp, sm_90a): `shape.warps / 4` consumer
 /// warpgroups of 64 query rows each.

@@ -299,17 +299,10 @@ private:
                  add(idx(valuesOffset), mul(slot, idx(tileBytes(blockN)))));
     };
 
-    gpu::KernelDim3 block = launch.getBlockIds();
-    // Causal blocks with the most keys first: they finish last otherwise.
-    Value tile = block.x;
-    if (variant.causal)
-      tile = sub(sub(tiles, idx(1)), block.x);
-    Value head = block.y;
-    kvHead = arith::DivUIOp::create(b, head, dims.group);
-    Value m0 = mul(tile, idx(queryRows));
-    Value rows = min(idx(queryRows), sub(dims.sq, m0));
     // Warp w of the block owns rows 16w..16w+15 (warpgroup w / 4's M).
-    std::array<Value, 2> rowOf = laneRows(add(m0, mul(warp, idx(16))));
+    QueryBlock block = queryBlock(variant, dims, tiles, launch, queryRows);
+    Value head = block.head, m0 = block.m0, rows = block.rows;
+    std::array<Value, 2> rowOf = block.rowOf;
     Value scaleLog2 = toBase2(scoreScale(variant, idx(headDim)));
 
     // Q once, as its own group; the first tile's wait covers it.

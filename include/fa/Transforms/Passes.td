@@ -90,6 +90,17 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     comes from the forward's lse; D = rowsum(dO * o) and dsinks stay
     fa-tile's loops. No atomics: every output element has one owner.
 
+    With `generation=wgmma` (sm_90a), the f16/bf16 forwards instead get a
+    wgmma kernel (`<entry>_wgmma_d<D>`) for every head dim that is a
+    multiple of 16 from 32 to 256: `wgmma-groups` consumer warpgroups of 64
+    query rows each; K/V tiles of `wgmma-block-n` keys (0: 128 at D 65 to
+    128, else 64), two stages deep in dynamic shared memory, copied by
+    cp.async into the wgmma swizzle (128, 64 or 32-byte segments, the widest
+    that divides a row) and fenced for the async proxy; S = Q K^T is
+    wgmma.mma_async with both operands in shared memory, O += P V takes P
+    from registers and V transposed from shared memory. The backward and
+    f32 stay on mma.sync.
+
     Key and query tiles and their predicates are the phases fa-tile uses
     (TileBuilder: the variant's mask as loop bounds), so only boundary tiles
     are predicated.
