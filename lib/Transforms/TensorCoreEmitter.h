@@ -139,44 +139,67 @@ protected:
   void launch(ArrayRef<Value> grid, ArrayRef<int64_t> tileRows,
               StringRef kernelName,
               llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>)> body) {
-    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
-                                                gpu::AddressSpace::Workgroup);
     SmallVector<Type> tileTypes;
     int64_t bytes = 0;
     for (int64_t rows : tileRows) {
-      tileTypes.push_back(
-          MemRefType::get({rows, headDim}, element, AffineMap(), workgroup));
+      tileTypes.push_back(MemRefType::get({rows, headDim}, element,
+                                          AffineMap(), workgroupSpace()));
       bytes += rows * headDim * elementBytes();
     }
     bool dynamic = bytes > tensor_core::kStaticSharedBytes;
+    launchBlocks(grid, dynamic ? bytes : 0,
+                 dynamic ? ArrayRef<Type>() : ArrayRef<Type>(tileTypes),
+                 kernelName, [&](gpu::LaunchOp launch) {
+                   SmallVector<Value> tiles(
+                       launch.getWorkgroupAttributions());
+                   if (dynamic) {
+                     Value base = dynamicShared();
+                     int64_t offset = 0;
+                     for (Type type : tileTypes) {
+                       tiles.push_back(memref::ViewOp::create(
+                           b, type, base, idx(offset), ValueRange{}));
+                       offset += cast<MemRefType>(type).getNumElements() *
+                                 elementBytes();
+                     }
+                   }
+                   body(launch, tiles);
+                 });
+  }
+
+  /// A gpu.launch of `warps` warps per block over `grid`, named
+  /// `kernelName`, with `dynamicBytes` of dynamic shared memory (none when
+  /// 0) and `workgroupTypes` as workgroup attributions; `body` fills it
+  /// with the per-thread values set up.
+  void launchBlocks(ArrayRef<Value> grid, int64_t dynamicBytes,
+                    ArrayRef<Type> workgroupTypes, StringRef kernelName,
+                    llvm::function_ref<void(gpu::LaunchOp)> body) {
     Value one = idx(1);
     auto name = FlatSymbolRefAttr::get(b.getContext(), kernelName);
-    Value dynamicBytes =
-        dynamic ? arith::ConstantIntOp::create(b, b.getI32Type(), bytes)
-                : Value();
+    Value bytes =
+        dynamicBytes
+            ? arith::ConstantIntOp::create(b, b.getI32Type(), dynamicBytes)
+            : Value();
     auto launch = gpu::LaunchOp::create(
-        b, grid[0], grid[1], grid[2], idx(32 * warps), one, one, dynamicBytes,
-        /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
-        dynamic ? ArrayRef<Type>() : ArrayRef<Type>(tileTypes),
+        b, grid[0], grid[1], grid[2], idx(32 * warps), one, one, bytes,
+        /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{}, workgroupTypes,
         /*privateAttributions=*/{}, /*clusterSizeX=*/nullptr,
         /*clusterSizeY=*/nullptr, /*clusterSizeZ=*/nullptr, name, name);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
-    SmallVector<Value> tiles(launch.getWorkgroupAttributions());
-    if (dynamic) {
-      Value base = gpu::DynamicSharedMemoryOp::create(
-          b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                             AffineMap(), workgroup));
-      int64_t offset = 0;
-      for (Type type : tileTypes) {
-        tiles.push_back(memref::ViewOp::create(b, type, base, idx(offset),
-                                               ValueRange{}));
-        offset += cast<MemRefType>(type).getNumElements() * elementBytes();
-      }
-    }
     setUpThread(launch);
-    body(launch, tiles);
+    body(launch);
     gpu::TerminatorOp::create(b);
+  }
+
+  gpu::AddressSpaceAttr workgroupSpace() {
+    return gpu::AddressSpaceAttr::get(b.getContext(),
+                                      gpu::AddressSpace::Workgroup);
+  }
+  /// The block's dynamic shared memory as bytes.
+  Value dynamicShared() {
+    return gpu::DynamicSharedMemoryOp::create(
+        b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
+                           workgroupSpace()));
   }
 
   /// The per-thread values every kernel starts from.
@@ -252,12 +275,8 @@ protected:
   /// global memory; rows past `rowsTotal` read its last row (finite values
   /// Register state of headDim / 8 accumulator tiles, zeroed.
   Value zeroState() {
-    // A power-of-two size: LLVM's SROA left 40, 48 and 96 floats (D 80, 96,
-    // 192) in local memory.
     Value state = memref::AllocaOp::create(
-        b, MemRefType::get({static_cast<int64_t>(llvm::PowerOf2Ceil(
-                               headDim / 2))},
-                           b.getF32Type()));
+        b, MemRefType::get({headDim / 2}, b.getF32Type()));
     for (int64_t i = 0; i < headDim / 2; ++i)
       storeState(flt(0.0), state, i);
     return state;

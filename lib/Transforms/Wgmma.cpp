@@ -43,8 +43,6 @@ using namespace fa::tensor_core;
 
 namespace {
 
-/// The period every swizzle repeats within: tiles start on it.
-constexpr int64_t kSwizzlePeriod = 1024;
 /// Query rows per consumer warpgroup: wgmma's M.
 constexpr int64_t kGroupRows = 64;
 
@@ -64,20 +62,10 @@ public:
     Value tiles = ceilDiv(dims.sq, queryRows);
     int64_t bytes = wgmmaForwardSharedBytes(queryRows, blockN, kvStages,
                                             headDim, elementBytes());
-    auto name = FlatSymbolRefAttr::get(b.getContext(), kernelName);
-    Value one = idx(1);
-    auto launch = gpu::LaunchOp::create(
-        b, tiles, dims.hq, dims.batch, idx(32 * warps), one, one,
-        arith::ConstantIntOp::create(b, b.getI32Type(), bytes),
-        /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
-        /*workgroupAttributions=*/{}, /*privateAttributions=*/{},
-        /*clusterSizeX=*/nullptr, /*clusterSizeY=*/nullptr,
-        /*clusterSizeZ=*/nullptr, name, name);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&launch.getBody().front());
-    setUpThread(launch);
-    emitBody(variant, args, dims, tiles, launch);
-    gpu::TerminatorOp::create(b);
+    launchBlocks({tiles, dims.hq, dims.batch}, bytes, /*workgroupTypes=*/{},
+                 kernelName, [&](gpu::LaunchOp launch) {
+                   emitBody(variant, args, dims, tiles, launch);
+                 });
   }
 
 private:
@@ -105,10 +93,8 @@ private:
   /// A shared tile: `count` tiles of `rows` x headDim at byte `offset` of
   /// `base`, as [count][column block][row][element].
   Value sharedTiles(Value base, Value offset, int64_t count, int64_t rows) {
-    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
-                                                gpu::AddressSpace::Workgroup);
     auto type = MemRefType::get({count, columnBlocks(), rows, blockElements()},
-                                element, AffineMap(), workgroup);
+                                element, AffineMap(), workgroupSpace());
     return memref::ViewOp::create(b, type, base, offset, ValueRange{});
   }
 
@@ -269,11 +255,7 @@ private:
   void emitBody(const Variant &variant, const ForwardArgs &args,
                 const Dims &dims, Value tiles, gpu::LaunchOp launch) {
     // Dynamic shared memory, its tiles aligned to the swizzle's period.
-    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
-                                                gpu::AddressSpace::Workgroup);
-    Value base = gpu::DynamicSharedMemoryOp::create(
-        b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
-                           workgroup));
+    Value base = dynamicShared();
     Value baseAddress =
         memref::ExtractAlignedPointerAsIndexOp::create(b, base);
     Value pad = remi(sub(idx(kSwizzlePeriod), remi(baseAddress,
@@ -290,13 +272,9 @@ private:
     Value group = divi(warp, 4);
     Value queries =
         add(aligned, mul(group, idx(kGroupRows * segmentBytes)));
-    auto keysAt = [&](Value slot) {
-      return add(aligned,
-                 add(idx(keysOffset), mul(slot, idx(tileBytes(blockN)))));
-    };
-    auto valuesAt = [&](Value slot) {
-      return add(aligned,
-                 add(idx(valuesOffset), mul(slot, idx(tileBytes(blockN)))));
+    // The shared byte address of K or V stage `slot`.
+    auto stageAt = [&](int64_t offset, Value slot) {
+      return add(aligned, add(idx(offset), mul(slot, idx(tileBytes(blockN)))));
     };
 
     // Warp w of the block owns rows 16w..16w+15 (warpgroup w / 4's M).
@@ -333,10 +311,10 @@ private:
               Value slot = remi(divi(sub(n0, p.lo), blockN), kvStages);
               waitCopies(kvStages - 1); // tile n0 landed for every warp
               SmallVector<SmallVector<Value, 4>> s =
-                  scores(queries, keysAt(slot));
+                  scores(queries, stageAt(keysOffset, slot));
               onlineSoftmax(variant, dims, state, scaleLog2, rowOf, n0,
                             masked ? p.keyHi : Value(), s);
-              accumulate(s, valuesAt(slot), state.out);
+              accumulate(s, stageAt(valuesOffset, slot), state.out);
               gpu::BarrierOp::create(b); // every warp is done with the slot
               copyKeysAndValues(add(n0, idx(kvStages * blockN)), slot);
             });

@@ -35,15 +35,20 @@ inline constexpr int64_t wgmmaDefaultBlockN(int64_t headDim) {
 /// forward's budget.
 inline constexpr int64_t kHopperSharedBytes = 227 * 1024;
 
+/// The period every wgmma/TMA swizzle repeats within: the wgmma forward's
+/// shared tiles start on it.
+inline constexpr int64_t kSwizzlePeriod = 1024;
+
 /// Bytes the wgmma forward's shared memory holds: Q's tile of `queryRows`,
-/// `stages` K and V tiles of `blockN` keys, and 1 KiB to align the tiles to
-/// the swizzle's 1024-byte period.
+/// `stages` K and V tiles of `blockN` keys, and room to align the tiles to
+/// the swizzle period.
 inline constexpr int64_t wgmmaForwardSharedBytes(int64_t queryRows,
                                                  int64_t blockN,
                                                  int64_t stages,
                                                  int64_t headDim,
                                                  int64_t elementBytes) {
-  return (queryRows + 2 * stages * blockN) * headDim * elementBytes + 1024;
+  return (queryRows + 2 * stages * blockN) * headDim * elementBytes +
+         kSwizzlePeriod;
 }
 
 /// Static shared memory a block may use without opting in.
