@@ -18,6 +18,7 @@
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/SCFToGPU/SCFToGPUPass.h"
@@ -110,6 +111,10 @@ void fa::buildGpuPipeline(OpPassManager &pm,
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
+  // NVVM ops that lower to inline PTX (the mbarrier waits), and TMA's
+  // tensor maps as grid-constant parameters.
+  kernels.addPass(createConvertNVVMToLLVMPass());
+  kernels.addPass(fa::createFAKernelTensorMaps());
 
   // Host: launches through the mgpu* runtime; kernels to embedded PTX.
   pm.addPass(createGpuToLLVMConversionPass());

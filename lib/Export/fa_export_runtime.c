@@ -55,6 +55,11 @@ static struct {
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
   CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+  /* Optional (CUDA 12 drivers on): only the Hopper kernels need it. */
+  CUresult (*cuTensorMapEncodeTiled)(void *, int, unsigned, void *,
+                                     const uint64_t *, const uint64_t *,
+                                     const uint32_t *, const uint32_t *, int,
+                                     int, int, int);
 } driver;
 
 static char lastError[4096];
@@ -122,6 +127,8 @@ static int openDriver(void) {
   FA_RESOLVE(handle, cuMemFree, "cuMemFree_v2");
   FA_RESOLVE(handle, cuMemcpyHtoD, "cuMemcpyHtoD_v2");
   FA_RESOLVE(handle, cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+  *(void **)(&driver.cuTensorMapEncodeTiled) =
+      dlsym(handle, "cuTensorMapEncodeTiled");
   if (!check(driver.cuInit(0), "cuInit", "") ||
       !check(driver.cuDeviceGet(&device, 0), "cuDeviceGet", "device 0") ||
       !check(driver.cuDevicePrimaryCtxRetain(&driver.context, device),
@@ -204,6 +211,55 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                               (unsigned)blockZ, (unsigned)smem,
                               (CUstream)stream, params, extra),
         "cuLaunchKernel", "");
+}
+
+/* The tensor map of a [batch, heads, rows, columns] operand for the Hopper
+   kernels (as fa's runtime makes it): returns 0, with the error kept, when
+   the driver refuses it, and the host object then launches nothing. */
+int32_t faTensorMapEncode(void *map, uint64_t address, int64_t operand,
+                          int64_t elementBytes, int64_t swizzleBytes,
+                          int64_t boxColumns, int64_t boxRows,
+                          int64_t columns, int64_t rows, int64_t heads,
+                          int64_t batch, int64_t rowStride,
+                          int64_t headStride, int64_t batchStride) {
+  /* CU_TENSOR_MAP_DATA_TYPE_UINT8/UINT16/UINT32 are 0/1/2; the swizzles
+     32/64/128 bytes are 1/2/3; no interleave, 256-byte L2 promotion (3),
+     zero fill (0). */
+  static const char *const names[] = {"q", "k", "v"};
+  char context[256];
+  uint64_t dims[4], strides[3];
+  uint32_t box[4], unit[4] = {1, 1, 1, 1};
+  int type = elementBytes == 2 ? 1 : elementBytes == 4 ? 2 : 0;
+  int swizzle = swizzleBytes == 128 ? 3 : swizzleBytes == 64 ? 2 : 1;
+  const char *name = operand >= 0 && operand < 3 ? names[operand] : "operand";
+  if (!driver.cuTensorMapEncodeTiled) {
+    snprintf(context, sizeof context,
+             "the CUDA driver lacks cuTensorMapEncodeTiled, which the Hopper "
+             "kernels need for %s (a CUDA 12 driver or newer has it)",
+             name);
+    fail(context, NULL);
+    return 0;
+  }
+  dims[0] = (uint64_t)columns;
+  dims[1] = (uint64_t)rows;
+  dims[2] = (uint64_t)heads;
+  dims[3] = (uint64_t)batch;
+  strides[0] = (uint64_t)rowStride;
+  strides[1] = (uint64_t)headStride;
+  strides[2] = (uint64_t)batchStride;
+  box[0] = (uint32_t)boxColumns;
+  box[1] = (uint32_t)boxRows;
+  box[2] = box[3] = 1;
+  snprintf(context, sizeof context,
+           "%s of shape [%lld, %lld, %lld, %lld], byte strides [%lld, %lld, "
+           "%lld, %lld]",
+           name, (long long)batch, (long long)heads, (long long)rows,
+           (long long)columns, (long long)batchStride, (long long)headStride,
+           (long long)rowStride, (long long)elementBytes);
+  return check(driver.cuTensorMapEncodeTiled(map, type, 4, (void *)address,
+                                             dims, strides, box, unit, 0,
+                                             swizzle, 3, 0),
+               "cuTensorMapEncodeTiled", context);
 }
 
 void *mgpuStreamCreate(void) {

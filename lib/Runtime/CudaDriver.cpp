@@ -54,6 +54,10 @@ struct Driver {
   FA_CUDA_FUNCTIONS(FA_DECLARE)
 #undef FA_DECLARE
 
+  /// Resolved apart: drivers older than CUDA 12 lack it, and only the
+  /// Hopper kernels need it.
+  decltype(&::cuTensorMapEncodeTiled) cuTensorMapEncodeTiled = nullptr;
+
   bool loaded = false;
   std::string failure; // why the driver is unusable, once known
   CUcontext context = nullptr;
@@ -178,6 +182,8 @@ bool load(std::string &error) {
   }
   FA_CUDA_FUNCTIONS(FA_RESOLVE)
 #undef FA_RESOLVE
+  d.cuTensorMapEncodeTiled = reinterpret_cast<decltype(
+      d.cuTensorMapEncodeTiled)>(dlsym(handle, "cuTensorMapEncodeTiled"));
   CUresult r = d.cuInit(0);
   if (r != CUDA_SUCCESS) {
     error = "cuInit failed: " + describe(r);
@@ -294,6 +300,59 @@ extern "C" void faMgpuLaunchKernel(void *function, intptr_t gridX,
     std::lock_guard<std::mutex> lock(timing.mutex);
     timing.pending.push_back(events);
   }
+}
+
+/// The tensor map of a [batch, heads, rows, columns] operand (strides in
+/// bytes, columns contiguous) read in boxes of boxColumns x boxRows with
+/// the given swizzle (32, 64 or 128 bytes), written to `map` (CUtensorMap's
+/// 128 bytes). Returns 0, with the error recorded, when the driver refuses
+/// it; the host code then launches nothing. `operand` names it: 0 q, 1 k,
+/// 2 v.
+extern "C" int32_t faTensorMapEncode(void *map, uint64_t address,
+                                     int64_t operand, int64_t elementBytes,
+                                     int64_t swizzleBytes, int64_t boxColumns,
+                                     int64_t boxRows, int64_t columns,
+                                     int64_t rows, int64_t heads,
+                                     int64_t batch, int64_t rowStride,
+                                     int64_t headStride, int64_t batchStride) {
+  static const char *const names[] = {"q", "k", "v"};
+  const char *name = operand >= 0 && operand < 3 ? names[operand] : "operand";
+  Driver &d = driver();
+  if (!d.cuTensorMapEncodeTiled) {
+    if (pendingError().empty())
+      pendingError() = std::string("the CUDA driver lacks "
+                                   "cuTensorMapEncodeTiled, which the Hopper "
+                                   "kernels need for ") +
+                       name + " (a CUDA 12 driver or newer has it)";
+    return 0;
+  }
+  CUtensorMapDataType type = elementBytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
+                             : elementBytes == 4
+                                 ? CU_TENSOR_MAP_DATA_TYPE_UINT32
+                                 : CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  CUtensorMapSwizzle swizzle = swizzleBytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
+                               : swizzleBytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                    : CU_TENSOR_MAP_SWIZZLE_32B;
+  cuuint64_t dims[4] = {cuuint64_t(columns), cuuint64_t(rows),
+                        cuuint64_t(heads), cuuint64_t(batch)};
+  cuuint64_t strides[3] = {cuuint64_t(rowStride), cuuint64_t(headStride),
+                           cuuint64_t(batchStride)};
+  cuuint32_t box[4] = {cuuint32_t(boxColumns), cuuint32_t(boxRows), 1, 1};
+  cuuint32_t unit[4] = {1, 1, 1, 1};
+  CUresult r = d.cuTensorMapEncodeTiled(
+      static_cast<CUtensorMap *>(map), type, 4,
+      reinterpret_cast<void *>(address), dims, strides, box, unit,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return check(r, "cuTensorMapEncodeTiled",
+               llvm::Twine(name) + " of shape [" + llvm::Twine(batch) + ", " +
+                   llvm::Twine(heads) + ", " + llvm::Twine(rows) + ", " +
+                   llvm::Twine(columns) + "], byte strides [" +
+                   llvm::Twine(batchStride) + ", " + llvm::Twine(headStride) +
+                   ", " + llvm::Twine(rowStride) + ", " +
+                   llvm::Twine(elementBytes) + "]")
+             ? 1
+             : 0;
 }
 
 extern "C" void *faMgpuStreamCreate() {
@@ -496,6 +555,7 @@ llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
   add("mgpuStreamSynchronize", &faMgpuStreamSynchronize);
   add("mgpuMemAlloc", &faMgpuMemAlloc);
   add("mgpuMemFree", &faMgpuMemFree);
+  add("faTensorMapEncode", &faTensorMapEncode);
   return symbols;
 }
 

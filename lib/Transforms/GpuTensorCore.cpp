@@ -163,7 +163,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     return generation == "wgmma" && !element.isF32();
   }
 
-  /// The wgmma forward's shape: `wgmma-groups` consumer warpgroups, two
+  /// The wgmma forward's shape: a producer and `wgmma-groups` consumer
+  /// warpgroups, two
   /// K/V stages of block-n keys (fewer keys, then one stage, where they and
   /// Q's tile would not fit sm_90's shared memory). The forward of this
   /// generation always runs on sm_90a, so its budget is that chip's.
@@ -177,7 +178,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
         if (tensor_core::wgmmaForwardSharedBytes(queryRows, rows, stages,
                                                  headDim, bytes) <=
             tensor_core::kHopperSharedBytes)
-          return KernelShape{rows, 4 * wgmmaGroups, queryRows, stages};
+          return KernelShape{rows, 4 * (wgmmaGroups + 1), queryRows,
+                             stages};
     return std::nullopt;
   }
 

@@ -112,8 +112,6 @@ public:
                                              sizes, strides);
   }
 
-  /// Launches the forward kernel for this head dim; outlining names its
-
 protected:
   Type element;
   int64_t headDim;
@@ -129,6 +127,8 @@ protected:
   Value keys, values;
   // Per-thread values, set up at the top of the kernel.
   Value tid, warp, lane, quadRank, quadTid, batchIdx, kvHead;
+  /// The entry block of the kernel being built.
+  Block *kernelEntry = nullptr;
 
   /// A gpu.launch of `warps` warps per block over `grid` with one shared tile of
   /// rows x headDim elements per entry of `tileRows`, named `kernelName`;
@@ -186,8 +186,10 @@ protected:
         /*clusterSizeY=*/nullptr, /*clusterSizeZ=*/nullptr, name, name);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
+    kernelEntry = &launch.getBody().front();
     setUpThread(launch);
     body(launch);
+    kernelEntry = nullptr;
     gpu::TerminatorOp::create(b);
   }
 
@@ -271,12 +273,19 @@ protected:
             pack(acc[2 * kk + 1][0], acc[2 * kk + 1][1]),
             pack(acc[2 * kk + 1][2], acc[2 * kk + 1][3])};
   }
-  /// A fragments of rows `rowOf` (g, g+8 of this warp's 16), read once from
-  /// global memory; rows past `rowsTotal` read its last row (finite values
+  /// A private f32 buffer of `n` elements at the top of the kernel: LLVM
+  /// turns only the entry block's allocas into registers, and a kernel may
+  /// build its state inside a branch (the wgmma forward's consumers).
+  Value privateBuffer(int64_t n) {
+    OpBuilder::InsertionGuard guard(b);
+    if (kernelEntry)
+      b.setInsertionPointToStart(kernelEntry);
+    return memref::AllocaOp::create(b,
+                                    MemRefType::get({n}, b.getF32Type()));
+  }
   /// Register state of headDim / 8 accumulator tiles, zeroed.
   Value zeroState() {
-    Value state = memref::AllocaOp::create(
-        b, MemRefType::get({headDim / 2}, b.getF32Type()));
+    Value state = privateBuffer(headDim / 2);
     for (int64_t i = 0; i < headDim / 2; ++i)
       storeState(flt(0.0), state, i);
     return state;
@@ -340,7 +349,7 @@ protected:
                                             /*nontemporal=*/false,
                                             llvm::Align(2 * elementBytes())));
   }
-  /// Four 8x8 matrices from shared memory; each lane gives one row address.
+  /// `x` reduced with `op` over the four lanes of this lane's quad.
   Value quadReduce(Value x, llvm::function_ref<Value(Value, Value)> op) {
     for (int32_t offset : {1, 2}) {
       Value other = gpu::ShuffleOp::create(b, x, offset, 32,
@@ -462,8 +471,7 @@ protected:
   State initForwardState(Value sinks, Value head) {
     State state;
     state.out = zeroState();
-    state.stats = memref::AllocaOp::create(
-        b, MemRefType::get({4}, b.getF32Type()));
+    state.stats = privateBuffer(4);
     Value mInit = negInf(), lInit = flt(0.0);
     if (sinks) {
       mInit = toBase2(memref::LoadOp::create(b, sinks, head));

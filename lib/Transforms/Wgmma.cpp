@@ -1,26 +1,42 @@
 //===- Wgmma.cpp - Attention forward on wgmma (sm_90a) --------------------===//
 //
-// The Hopper forward: a block of `warps / 4` consumer warpgroups, each
-// owning 64 query rows, over K/V tiles of block-n keys staged in shared
-// memory two deep. Per key tile:
+// The Hopper forward, warp-specialised: a block of one producer warpgroup
+// and `queryRows / 64` consumer warpgroups, each consumer owning 64 query
+// rows. The producer gives its registers back (setmaxnreg) and one of its
+// threads issues every copy by TMA (cp.async.bulk.tensor): Q once, then the
+// K and V tiles of block-n keys into a ring of `kvStages` shared stages.
+// mbarriers carry the hand-offs: "Q landed", and per stage "K landed",
+// "V landed" (TMA completes their transactions) and "stage free" (every
+// consumer thread arrives once its warpgroup's wgmma reads of the stage are
+// done). The consumers take the registers (setmaxnreg) and, per key tile:
 //   S = Q K^T   wgmma.mma_async m64n<block-n>k16, Q and K from shared memory
 //               (NVVM's wgmma op; both K-major)
 //   online softmax on the S registers (TensorCoreEmitter: the same code as
 //               mma.sync's, since each 8-column slice of a wgmma accumulator
-//               has mma.sync's C layout)
+//               has mma.sync's C layout), while V may still be landing
 //   O += P V    wgmma.mma_async m64n<D>k16 with P from registers (the RS
 //               form, which NVVM has no op for: one instruction through
 //               inline PTX) and V from shared memory in its stored layout
 //               (MN-major, through the transpose bit)
+// Producer and consumers walk the same key tiles, TileBuilder's phases:
+// tile t of the block (counted over its phases) sits in stage t % kvStages,
+// in that stage's round t / kvStages, whose parity the barrier waits name.
+//
+// Tensor maps: at each launch the host code has the runtime make one per
+// operand (faTensorMapEncode, through cuTensorMapEncodeTiled) and passes it
+// by value; fa-kernel-tensor-maps makes that parameter a grid-constant
+// byval one, whose address TMA takes. A map the driver refuses launches
+// nothing and fails the call with the driver's reason.
 //
 // Shared tiles use a swizzle both wgmma's descriptors and TMA name, of the
 // widest segment W in {128, 64, 32} bytes that divides a row of D: a tile
 // of R rows x D is D * size / W column blocks of R rows x W bytes, and
 // 16-byte chunk c of row r sits at chunk c ^ ((r % 8) >> log2(128 / W)) of
-// its segment (the XOR of address bits 4.. with bits 7..). Tiles start on
-// the swizzles' 1024-byte period. So every head dim that is a multiple of
-// 16 up to 256 runs here: 64, 128, 192, 256 on 128-byte segments, 32 and 96
-// on 64-byte ones, 80 on 32-byte ones.
+// its segment (the XOR of address bits 4.. with bits 7..). TMA writes one
+// box of W bytes x R rows per column block. Tiles start on the swizzles'
+// 1024-byte period. So every head dim that is a multiple of 16 up to 256
+// runs here: 64, 128, 192, 256 on 128-byte segments, 32 and 96 on 64-byte
+// ones, 80 on 32-byte ones.
 //
 // Matrix descriptor (PTX ISA, "Matrix Descriptor Format"): bits 0-13 the
 // start address >> 4, 16-29 the leading-dimension byte offset >> 4, 32-45
@@ -34,6 +50,8 @@
 
 #include "TensorCoreEmitter.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -53,7 +71,8 @@ public:
       : TensorCoreEmitter(b, element, headDim, shape, /*allowTf32=*/false),
         segmentBytes(swizzleSegmentBytes(headDim * elementBytes())) {}
 
-  /// Launches the forward kernel for this head dim, named `kernelName`.
+  /// Launches the forward kernel for this head dim, named `kernelName`,
+  /// once the driver made Q, K and V's tensor maps.
   void emitForward(const Variant &variant, ForwardArgs args,
                    StringRef kernelName) {
     for (Value *m : {&args.q, &args.k, &args.v, &args.o})
@@ -62,9 +81,20 @@ public:
     Value tiles = ceilDiv(dims.sq, queryRows);
     int64_t bytes = wgmmaForwardSharedBytes(queryRows, blockN, kvStages,
                                             headDim, elementBytes());
+    HostTensorMap maps[] = {hostTensorMap(args.q, 0, queryRows),
+                            hostTensorMap(args.k, 1, blockN),
+                            hostTensorMap(args.v, 2, blockN)};
+    Value ok = arith::AndIOp::create(
+        b, maps[0].ok, arith::AndIOp::create(b, maps[1].ok, maps[2].ok));
+    auto encoded = scf::IfOp::create(b, ok, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(encoded.thenBlock());
+    SmallVector<Value, 3> values;
+    for (const HostTensorMap &map : maps)
+      values.push_back(LLVM::LoadOp::create(b, tensorMapType(), map.slot));
     launchBlocks({tiles, dims.hq, dims.batch}, bytes, /*workgroupTypes=*/{},
                  kernelName, [&](gpu::LaunchOp launch) {
-                   emitBody(variant, args, dims, tiles, launch);
+                   emitBody(variant, args, dims, tiles, values, launch);
                  });
   }
 
@@ -88,29 +118,6 @@ private:
   int64_t columnBlocks() const { return headDim / blockElements(); }
   int64_t tileBytes(int64_t rows) const {
     return rows * headDim * elementBytes();
-  }
-
-  /// A shared tile: `count` tiles of `rows` x headDim at byte `offset` of
-  /// `base`, as [count][column block][row][element].
-  Value sharedTiles(Value base, Value offset, int64_t count, int64_t rows) {
-    auto type = MemRefType::get({count, columnBlocks(), rows, blockElements()},
-                                element, AffineMap(), workgroupSpace());
-    return memref::ViewOp::create(b, type, base, offset, ValueRange{});
-  }
-
-  /// cp.async copies of rows [start, start + rows) of source[batch, head]
-  /// into tile `slot` of `tiles` in the swizzled layout.
-  void copySwizzled(Value source, Value tiles, Value slot, int64_t rows,
-                    Value start, Value limit, Value head) {
-    int64_t perBlock = segmentBytes / 16;
-    int64_t shift = llvm::Log2_64(128 / segmentBytes);
-    copyRows(source, tiles, rows, start, limit, head,
-             [&](Value row, Value chunk) -> SmallVector<Value, 3> {
-               Value within = xori(remi(chunk, perBlock),
-                                   divi(remi(row, 8), int64_t(1) << shift));
-               return {slot, divi(chunk, perBlock), row,
-                       mul(within, idx(chunkElements()))};
-             });
   }
 
   Value i64(int64_t v) {
@@ -240,20 +247,174 @@ private:
       storeState(LLVM::ExtractValueOp::create(b, acc, i), out, i);
   }
 
-  /// Every thread's cp.async copies landed and are visible to wgmma (the
-  /// async proxy), once all but the newest `pending` groups are done.
-  void waitCopies(int64_t pending) {
-    NVVM::CpAsyncWaitGroupOp::create(b, pending);
-    NVVM::FenceProxyOp::create(
-        b, NVVM::ProxyKindAttr::get(b.getContext(),
-                                    NVVM::ProxyKind::async_shared),
-        NVVM::SharedSpaceAttr::get(b.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
-    gpu::BarrierOp::create(b);
+  //===--------------------------------------------------------------------===//
+  // Tensor maps.
+  //===--------------------------------------------------------------------===//
+
+  /// CUtensorMap as the LLVM struct fa-kernel-tensor-maps recognises.
+  Type tensorMapType() {
+    MLIRContext *ctx = b.getContext();
+    auto type = LLVM::LLVMStructType::getIdentified(ctx, kTensorMapTypeName);
+    if (!type.isInitialized())
+      (void)type.setBody({LLVM::LLVMArrayType::get(b.getI64Type(),
+                                                   kTensorMapBytes / 8)},
+                         /*isPacked=*/false);
+    return type;
+  }
+  LLVM::LLVMPointerType pointerType(unsigned space = 0) {
+    return LLVM::LLVMPointerType::get(b.getContext(), space);
+  }
+  Value i32(int64_t v) {
+    return arith::ConstantIntOp::create(b, b.getI32Type(), v);
+  }
+  Value toI32(Value index) {
+    return arith::IndexCastUIOp::create(b, b.getI32Type(), index);
+  }
+  Value toI64(Value index) {
+    return arith::IndexCastUIOp::create(b, b.getI64Type(), index);
+  }
+
+  /// The runtime's faTensorMapEncode (CudaDriver.cpp, fa_export_runtime.c),
+  /// declared once per module.
+  func::FuncOp encodeFunction() {
+    auto module =
+        b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+    StringRef name = "faTensorMapEncode";
+    if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+      return fn;
+    SmallVector<Type> inputs(14, b.getI64Type());
+    inputs[0] = pointerType();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    auto fn = func::FuncOp::create(
+        b, name, b.getFunctionType(inputs, {b.getI32Type()}));
+    fn.setPrivate();
+    return fn;
+  }
+
+  /// A tensor map the host code filled (`slot`) and whether the driver
+  /// made it (`ok`).
+  struct HostTensorMap {
+    Value slot, ok;
+  };
+  /// Host code: the map of [batch, head, row, column] operand `operand`
+  /// (0 q, 1 k, 2 v, for the runtime's messages) read in boxes of one
+  /// column block by `boxRows` rows.
+  HostTensorMap hostTensorMap(Value memref, int64_t operand,
+                              int64_t boxRows) {
+    auto meta = memref::ExtractStridedMetadataOp::create(b, memref);
+    Value address =
+        add(memref::ExtractAlignedPointerAsIndexOp::create(b, memref),
+            mul(meta.getOffset(), idx(elementBytes())));
+    Value slot = LLVM::AllocaOp::create(b, pointerType(), tensorMapType(),
+                                        i32(1), kTensorMapAlign);
+    auto bytes = [&](Value stride) {
+      return toI64(mul(stride, idx(elementBytes())));
+    };
+    ValueRange sizes = meta.getSizes(), strides = meta.getStrides();
+    SmallVector<Value> operands = {slot,
+                                   toI64(address),
+                                   i64(operand),
+                                   i64(elementBytes()),
+                                   i64(segmentBytes),
+                                   i64(blockElements()),
+                                   i64(boxRows),
+                                   toI64(sizes[3]),
+                                   toI64(sizes[2]),
+                                   toI64(sizes[1]),
+                                   toI64(sizes[0]),
+                                   bytes(strides[2]),
+                                   bytes(strides[1]),
+                                   bytes(strides[0])};
+    Value status =
+        func::CallOp::create(b, encodeFunction(), operands).getResult(0);
+    return {slot, arith::CmpIOp::create(b, arith::CmpIPredicate::ne, status,
+                                        i32(0))};
+  }
+
+  /// Kernel code: the address of a tensor map the kernel took by value.
+  /// fa-kernel-tensor-maps replaces this slot by the parameter itself.
+  Value kernelTensorMap(Value map) {
+    Value slot = LLVM::AllocaOp::create(b, pointerType(), tensorMapType(),
+                                        i32(1), kTensorMapAlign);
+    LLVM::StoreOp::create(b, map, slot);
+    return slot;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // mbarriers and TMA.
+  //===--------------------------------------------------------------------===//
+
+  /// Suspend-time hint of a barrier wait, in nanoseconds.
+  static constexpr int64_t kWaitTicks = 0x989680;
+
+  /// Shared byte address `address` as a shared-space pointer.
+  Value sharedPointer(Value address) {
+    return LLVM::IntToPtrOp::create(b, pointerType(3), toI64(address));
+  }
+  /// Waits until `barrier` completed its phase of parity `parity`.
+  void waitBarrier(Value barrier, Value parity) {
+    NVVM::MBarrierTryWaitParityOp::create(b, barrier, toI32(parity),
+                                          i32(kWaitTicks));
+  }
+  /// Arrives on `barrier`, telling it to expect `bytes` more of TMA
+  /// transactions.
+  void expectBytes(Value barrier, int64_t bytes) {
+    NVVM::MBarrierArriveExpectTxOp::create(
+        b, /*res=*/Type(), barrier, i32(bytes), NVVM::MemScopeKind::CTA,
+        /*relaxed=*/false, /*predicate=*/Value());
+  }
+  /// TMA copies of rows [row, row + rows) of (head, batch) through `map`
+  /// into the tile at shared byte `address`, one box per column block,
+  /// completing on `landed`. Rows past the operand's end arrive as zeros.
+  void loadTileAsync(Value map, Value address, int64_t rows, Value row,
+                     Value head, Value landed) {
+    auto cluster = pointerType(
+        static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster));
+    for (int64_t c = 0; c < columnBlocks(); ++c) {
+      // A CTA's shared window lies inside its cluster's: sm_90's form of
+      // the copy names the destination there.
+      Value dst = LLVM::AddrSpaceCastOp::create(
+          b, cluster,
+          sharedPointer(add(address, idx(c * rows * segmentBytes))));
+      SmallVector<Value, 4> box = {i32(c * blockElements()), toI32(row),
+                                   toI32(head), toI32(batchIdx)};
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          b, dst, map, box, landed, /*im2colOffsets=*/ValueRange{},
+          /*multicastMask=*/Value(), /*l2CacheHint=*/Value(),
+          NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false, /*group=*/nullptr,
+          /*predicate=*/Value());
+    }
+  }
+
+  /// Where a block's shared memory holds what: byte offsets from the
+  /// swizzle-aligned shared address `aligned`.
+  struct SharedLayout {
+    Value aligned;
+    int64_t keys, values, barriers;
+  };
+  enum class StageBarrier : int64_t { KeysLanded, ValuesLanded, Free };
+  Value qLanded(const SharedLayout &at) {
+    return sharedPointer(add(at.aligned, idx(at.barriers)));
+  }
+  Value stageBarrier(const SharedLayout &at, StageBarrier kind, Value slot) {
+    int64_t first =
+        at.barriers + 8 * (1 + static_cast<int64_t>(kind) * kvStages);
+    return sharedPointer(add(at.aligned, add(idx(first), mul(slot, idx(8)))));
+  }
+  /// The shared byte address of K or V stage `slot`.
+  Value stageAt(const SharedLayout &at, int64_t offset, Value slot) {
+    return add(at.aligned,
+               add(idx(offset), mul(slot, idx(tileBytes(blockN)))));
+  }
+  /// The tiles a key phase visits.
+  Value tileCount(const KeyPhase &p) {
+    return ceilDiv(max(sub(p.hi, p.lo), idx(0)), blockN);
   }
 
   void emitBody(const Variant &variant, const ForwardArgs &args,
-                const Dims &dims, Value tiles, gpu::LaunchOp launch) {
+                const Dims &dims, Value tiles, ArrayRef<Value> maps,
+                gpu::LaunchOp launch) {
     // Dynamic shared memory, its tiles aligned to the swizzle's period.
     Value base = dynamicShared();
     Value baseAddress =
@@ -261,63 +422,128 @@ private:
     Value pad = remi(sub(idx(kSwizzlePeriod), remi(baseAddress,
                                                     kSwizzlePeriod)),
                      kSwizzlePeriod);
-    int64_t keysOffset = tileBytes(queryRows);
-    int64_t valuesOffset = keysOffset + kvStages * tileBytes(blockN);
-    Value qTile = sharedTiles(base, pad, 1, queryRows);
-    Value kTiles = sharedTiles(base, add(pad, idx(keysOffset)), kvStages,
-                               blockN);
-    Value vTiles = sharedTiles(base, add(pad, idx(valuesOffset)), kvStages,
-                               blockN);
-    Value aligned = add(baseAddress, pad);
-    Value group = divi(warp, 4);
-    Value queries =
-        add(aligned, mul(group, idx(kGroupRows * segmentBytes)));
-    // The shared byte address of K or V stage `slot`.
-    auto stageAt = [&](int64_t offset, Value slot) {
-      return add(aligned, add(idx(offset), mul(slot, idx(tileBytes(blockN)))));
-    };
+    SharedLayout at;
+    at.aligned = add(baseAddress, pad);
+    at.keys = tileBytes(queryRows);
+    at.values = at.keys + kvStages * tileBytes(blockN);
+    at.barriers = at.values + kvStages * tileBytes(blockN);
+    int64_t consumerThreads = 128 * (queryRows / kGroupRows);
 
-    // Warp w of the block owns rows 16w..16w+15 (warpgroup w / 4's M).
+    // One thread sets the barriers up; every thread sees them set.
+    {
+      auto first = scf::IfOp::create(
+          b, cmp(arith::CmpIPredicate::eq, tid, idx(0)), false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(first.thenBlock());
+      NVVM::MBarrierInitOp::create(b, qLanded(at), i32(1), Value());
+      for (int64_t s = 0; s < kvStages; ++s) {
+        for (StageBarrier kind :
+             {StageBarrier::KeysLanded, StageBarrier::ValuesLanded})
+          NVVM::MBarrierInitOp::create(b, stageBarrier(at, kind, idx(s)),
+                                       i32(1), Value());
+        NVVM::MBarrierInitOp::create(
+            b, stageBarrier(at, StageBarrier::Free, idx(s)),
+            i32(consumerThreads), Value());
+      }
+    }
+    NVVM::FenceMbarrierInitOp::create(b);
+    gpu::BarrierOp::create(b);
+
+    // Warpgroup 0 produces, the others consume. Past this point no barrier
+    // spans the block: the producer's idle warps have left.
+    auto roles =
+        scf::IfOp::create(b, cmp(arith::CmpIPredicate::ult, tid, idx(128)),
+                          /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(roles.thenBlock());
+    emitProducer(variant, dims, tiles, maps, at, launch);
+    b.setInsertionPointToStart(roles.elseBlock());
+    emitConsumer(variant, args, dims, tiles, at, launch);
+  }
+
+  /// The producer warpgroup: one thread issues Q's copy, then every K/V
+  /// tile's into its stage once the consumers freed it.
+  void emitProducer(const Variant &variant, const Dims &dims, Value tiles,
+                    ArrayRef<Value> maps, const SharedLayout &at,
+                    gpu::LaunchOp launch) {
+    NVVM::SetMaxRegisterOp::create(b, kProducerRegisters,
+                                   NVVM::SetMaxRegisterAction::decrease);
+    auto elected = scf::IfOp::create(
+        b, cmp(arith::CmpIPredicate::eq, tid, idx(0)), false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(elected.thenBlock());
+    Value qMap = kernelTensorMap(maps[0]);
+    Value kMap = kernelTensorMap(maps[1]);
+    Value vMap = kernelTensorMap(maps[2]);
     QueryBlock block = queryBlock(variant, dims, tiles, launch, queryRows);
-    Value head = block.head, m0 = block.m0, rows = block.rows;
+    expectBytes(qLanded(at), tileBytes(queryRows));
+    loadTileAsync(qMap, at.aligned, queryRows, block.m0, block.head,
+                  qLanded(at));
+    Value done = idx(0); // tiles of the earlier phases
+    for (const KeyPhase &p : keyPhases(variant, dims, block.m0, block.rows)) {
+      loop(p.lo, p.hi, idx(blockN), [&](Value n0) {
+        Value count = add(done, divi(sub(n0, p.lo), blockN));
+        Value slot = remi(count, kvStages);
+        // The stage's previous round is free once the consumers said so;
+        // the first round's wait (parity 1 of a fresh barrier) passes.
+        waitBarrier(stageBarrier(at, StageBarrier::Free, slot),
+                    xori(remi(divi(count, kvStages), 2), idx(1)));
+        Value keysLanded = stageBarrier(at, StageBarrier::KeysLanded, slot);
+        expectBytes(keysLanded, tileBytes(blockN));
+        loadTileAsync(kMap, stageAt(at, at.keys, slot), blockN, n0, kvHead,
+                      keysLanded);
+        Value valuesLanded =
+            stageBarrier(at, StageBarrier::ValuesLanded, slot);
+        expectBytes(valuesLanded, tileBytes(blockN));
+        loadTileAsync(vMap, stageAt(at, at.values, slot), blockN, n0, kvHead,
+                      valuesLanded);
+      });
+      done = add(done, tileCount(p));
+    }
+  }
+
+  /// A consumer warpgroup: 64 query rows over every key tile, as each
+  /// lands.
+  void emitConsumer(const Variant &variant, const ForwardArgs &args,
+                    const Dims &dims, Value tiles, const SharedLayout &at,
+                    gpu::LaunchOp launch) {
+    NVVM::SetMaxRegisterOp::create(b, kConsumerRegisters,
+                                   NVVM::SetMaxRegisterAction::increase);
+    // The consumers' threads and warps count from 0: warp w owns rows
+    // 16w..16w+15 of the block (warpgroup w / 4's M).
+    tid = sub(tid, idx(128));
+    warp = sub(warp, idx(4));
+    Value queries =
+        add(at.aligned, mul(divi(warp, 4), idx(kGroupRows * segmentBytes)));
+    QueryBlock block = queryBlock(variant, dims, tiles, launch, queryRows);
+    Value head = block.head;
     std::array<Value, 2> rowOf = block.rowOf;
     Value scaleLog2 = toBase2(scoreScale(variant, idx(headDim)));
-
-    // Q once, as its own group; the first tile's wait covers it.
-    copySwizzled(args.q, qTile, idx(0), queryRows, m0, dims.sq, head);
-    NVVM::CpAsyncCommitGroupOp::create(b);
-
     State state = initForwardState(args.sinks, head);
-    for (const KeyPhase &p : keyPhases(variant, dims, m0, rows)) {
-      // Tile i of the phase in slot i % stages; the copies of tile i +
-      // stages go out once every warp is done with tile i. Each step
-      // commits one group (empty past the phase), so "all but the newest
-      // stages - 1 groups landed" always means "this tile landed".
-      auto copyKeysAndValues = [&](Value start, Value slot) {
-        auto inPhase = scf::IfOp::create(
-            b, cmp(arith::CmpIPredicate::slt, start, p.hi), false);
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(inPhase.thenBlock());
-          copySwizzled(args.k, kTiles, slot, blockN, start, dims.sk, kvHead);
-          copySwizzled(args.v, vTiles, slot, blockN, start, dims.sk, kvHead);
-        }
-        NVVM::CpAsyncCommitGroupOp::create(b);
-      };
-      for (int64_t s = 0; s < kvStages; ++s)
-        copyKeysAndValues(add(p.lo, idx(s * blockN)), idx(s));
+    waitBarrier(qLanded(at), idx(0));
+    Value done = idx(0); // tiles of the earlier phases
+    for (const KeyPhase &p : keyPhases(variant, dims, block.m0, block.rows)) {
       phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockN,
             [&](Value n0, bool masked) {
-              Value slot = remi(divi(sub(n0, p.lo), blockN), kvStages);
-              waitCopies(kvStages - 1); // tile n0 landed for every warp
+              Value count = add(done, divi(sub(n0, p.lo), blockN));
+              Value slot = remi(count, kvStages);
+              Value parity = remi(divi(count, kvStages), 2);
+              waitBarrier(stageBarrier(at, StageBarrier::KeysLanded, slot),
+                          parity);
               SmallVector<SmallVector<Value, 4>> s =
-                  scores(queries, stageAt(keysOffset, slot));
+                  scores(queries, stageAt(at, at.keys, slot));
               onlineSoftmax(variant, dims, state, scaleLog2, rowOf, n0,
                             masked ? p.keyHi : Value(), s);
-              accumulate(s, stageAt(valuesOffset, slot), state.out);
-              gpu::BarrierOp::create(b); // every warp is done with the slot
-              copyKeysAndValues(add(n0, idx(kvStages * blockN)), slot);
+              waitBarrier(stageBarrier(at, StageBarrier::ValuesLanded, slot),
+                          parity);
+              accumulate(s, stageAt(at, at.values, slot), state.out);
+              // This warpgroup's wgmma reads of the stage are done.
+              NVVM::MBarrierArriveOp::create(
+                  b, /*res=*/Type(),
+                  stageBarrier(at, StageBarrier::Free, slot),
+                  /*count=*/Value());
             });
+      done = add(done, tileCount(p));
     }
     storeForward(state, args, dims, head, rowOf);
   }

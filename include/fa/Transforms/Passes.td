@@ -162,4 +162,25 @@ def FADeviceWorkspace : Pass<"fa-device-workspace", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def FAKernelTensorMaps : Pass<"fa-kernel-tensor-maps", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Pass TMA tensor maps to kernels as grid-constant parameters";
+  let description = [{
+    Runs on kernels in the LLVM dialect (after convert-gpu-to-nvvm). The
+    Hopper forward takes each CUtensorMap by value, as the identified struct
+    `!llvm.struct<"fa.tensor_map", (array<16 x i64>)>`, and stores it to a
+    stack slot whose address its TMA copies name. TMA reads a tensor map
+    only from the param, const or global space, never from the stack: this
+    turns each such parameter into `!llvm.ptr {llvm.byval = <the struct>,
+    llvm.align = 64, nvvm.grid_constant}`, a 128-byte parameter whose
+    address the kernel takes in the param space (`cvta.param`), and lets
+    the slot's users use that address. The host's launch is unchanged: it
+    already passes a pointer to the 128 bytes.
+
+    A tensor-map parameter used other than by one store into a stack slot is
+    an error.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
 #endif // FA_TRANSFORMS_PASSES_TD

@@ -39,17 +39,37 @@ inline constexpr int64_t kHopperSharedBytes = 227 * 1024;
 /// shared tiles start on it.
 inline constexpr int64_t kSwizzlePeriod = 1024;
 
+/// Bytes of the wgmma forward's mbarriers: Q landed, and per K/V stage K
+/// landed, V landed and the stage free again.
+inline constexpr int64_t wgmmaForwardBarrierBytes(int64_t stages) {
+  return 8 * (1 + 3 * stages);
+}
+
 /// Bytes the wgmma forward's shared memory holds: Q's tile of `queryRows`,
-/// `stages` K and V tiles of `blockN` keys, and room to align the tiles to
-/// the swizzle period.
+/// `stages` K and V tiles of `blockN` keys, the mbarriers, and room to
+/// align the tiles to the swizzle period.
 inline constexpr int64_t wgmmaForwardSharedBytes(int64_t queryRows,
                                                  int64_t blockN,
                                                  int64_t stages,
                                                  int64_t headDim,
                                                  int64_t elementBytes) {
   return (queryRows + 2 * stages * blockN) * headDim * elementBytes +
-         kSwizzlePeriod;
+         wgmmaForwardBarrierBytes(stages) + kSwizzlePeriod;
 }
+
+/// The wgmma forward's registers per thread after setmaxnreg: the producer
+/// warpgroup, which only issues TMA copies, gives back all but the least a
+/// warp may hold; consumer warpgroups take the rest. One producer and two
+/// consumers: 128 x 24 + 256 x 240 <= 64K, the register file.
+inline constexpr int32_t kProducerRegisters = 24;
+inline constexpr int32_t kConsumerRegisters = 240;
+
+/// The tensor map kernels take by value (CUtensorMap: 128 bytes, 64-byte
+/// aligned), as an LLVM struct of this name: fa-kernel-tensor-maps turns
+/// kernel parameters of that type into grid-constant byval parameters.
+inline constexpr const char kTensorMapTypeName[] = "fa.tensor_map";
+inline constexpr int64_t kTensorMapBytes = 128;
+inline constexpr int64_t kTensorMapAlign = 64;
 
 /// Static shared memory a block may use without opting in.
 inline constexpr int64_t kStaticSharedBytes = 48 * 1024;
