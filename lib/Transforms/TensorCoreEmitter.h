@@ -486,12 +486,14 @@ protected:
   }
 
   /// The online-softmax step on the S accumulator tiles `s` of the key
-  /// tile at n0 (masked when `keyHi` is set): leaves P in `s`, with O and
-  /// the row statistics rescaled.
+  /// tile at n0 (masked when `keyHi` is set): leaves P in `s`, with the row
+  /// statistics rescaled, and O too unless `deferredAlpha` is given: then
+  /// it receives each row's factor, for rescaleOut once O may be touched.
   void onlineSoftmax(const Variant &variant, const Dims &dims,
                      const State &state, Value scaleLog2,
                      ArrayRef<Value> rowOf, Value n0, Value keyHi,
-                     MutableArrayRef<SmallVector<Value, 4>> s) {
+                     MutableArrayRef<SmallVector<Value, 4>> s,
+                     std::array<Value, 2> *deferredAlpha = nullptr) {
     int64_t nTiles = s.size();
     // The scale is positive (the verifier says so), so the row max commutes
     // with scaling: scores stay unscaled and exp2(s * scale - m) is one FMA
@@ -531,12 +533,18 @@ protected:
       Value lOld = loadState(state.stats, 2 + r);
       storeState(fadd(fmul(alpha, lOld), sum), state.stats, 2 + r);
       storeState(mNew, state.stats, r);
-      for (int64_t dt = 0; dt < headDim / 8; ++dt)
-        for (int64_t e = 2 * r; e < 2 * r + 2; ++e)
-          storeState(fmul(alpha, loadState(state.out, dt * 4 + e)), state.out,
-                     dt * 4 + e);
+      if (deferredAlpha)
+        (*deferredAlpha)[r] = alpha;
+      else
+        rescaleRow(state, r, alpha);
     }
-
+  }
+  /// O's row g (r = 0) or g + 8 (r = 1) times `alpha`.
+  void rescaleRow(const State &state, int64_t r, Value alpha) {
+    for (int64_t dt = 0; dt < headDim / 8; ++dt)
+      for (int64_t e = 2 * r; e < 2 * r + 2; ++e)
+        storeState(fmul(alpha, loadState(state.out, dt * 4 + e)), state.out,
+                   dt * 4 + e);
   }
 
   /// The forward's epilogue for rows `rowOf` of `head`.

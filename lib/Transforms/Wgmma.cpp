@@ -139,14 +139,13 @@ private:
     return element.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   }
 
-  /// S = Q K^T for this warpgroup's 64 rows against the K tile at `keys`
-  /// (shared byte address): blockN / 8 accumulator tiles of 16 x 8 per
-  /// warp.
-  SmallVector<SmallVector<Value, 4>> scores(Value queries, Value keys) {
+  /// Issues S = Q K^T for this warpgroup's 64 rows against the K tile at
+  /// `keys` (shared byte address) as one wgmma group; the result is valid
+  /// once the group is waited for.
+  Value issueScores(Value queries, Value keys) {
     MLIRContext *ctx = b.getContext();
-    Type f32 = b.getF32Type();
     auto accType = LLVM::LLVMStructType::getLiteral(
-        ctx, SmallVector<Type>(blockN / 2, f32));
+        ctx, SmallVector<Type>(blockN / 2, b.getF32Type()));
     Value acc = LLVM::ZeroOp::create(b, accType);
     NVVM::WgmmaFenceAlignedOp::create(b);
     for (int64_t kk = 0; kk < headDim / 16; ++kk) {
@@ -167,12 +166,19 @@ private:
           /*satfinite=*/nullptr);
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(b);
-    NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+    return acc;
+  }
+  /// S's accumulator as blockN / 8 tiles of 16 x 8 per warp.
+  SmallVector<SmallVector<Value, 4>> scoreTiles(Value acc) {
     SmallVector<SmallVector<Value, 4>> s(blockN / 8);
     for (int64_t nt = 0; nt < blockN / 8; ++nt)
       for (int64_t e = 0; e < 4; ++e)
         s[nt].push_back(LLVM::ExtractValueOp::create(b, acc, nt * 4 + e));
     return s;
+  }
+  /// Waits until at most `pending` of this warpgroup's wgmma groups run.
+  void waitGroups(int64_t pending) {
+    NVVM::WgmmaWaitGroupSyncOp::create(b, pending);
   }
 
   /// One wgmma m64n<headDim>k16 with A from registers (`a`, four 32-bit
@@ -214,10 +220,24 @@ private:
         .getResult(0);
   }
 
-  /// O += P V: P in the S registers (rounded to the element type), V the
-  /// tile at `values` (shared byte address), O this thread's state.
-  void accumulate(ArrayRef<SmallVector<Value, 4>> p, Value values,
-                  Value out) {
+  /// P as the PV wgmma's A operand: blockN / 16 k steps of four 32-bit
+  /// registers, each two elements, kept in a private buffer (as f32 bit
+  /// patterns) from one tile's softmax to the next tile's issue.
+  void storeP(ArrayRef<SmallVector<Value, 4>> p, Value buffer) {
+    for (int64_t kk = 0; kk < blockN / 16; ++kk)
+      for (auto [i, reg] : llvm::enumerate(fragAFromAcc(p, kk))) {
+        Value bits = reg.getType().isInteger(32)
+                         ? reg
+                         : LLVM::BitcastOp::create(b, b.getI32Type(), reg);
+        storeState(LLVM::BitcastOp::create(b, b.getF32Type(), bits), buffer,
+                   kk * 4 + i);
+      }
+  }
+
+  /// Issues O += P V as one wgmma group: P from `pBuffer` (storeP), V the
+  /// tile at `values` (shared byte address), O this thread's state, which
+  /// holds the result once the group is waited for.
+  void issueValues(Value pBuffer, Value values, Value out) {
     int64_t n = headDim / 2;
     MLIRContext *ctx = b.getContext();
     auto accType = LLVM::LLVMStructType::getLiteral(
@@ -225,16 +245,13 @@ private:
     Value acc = LLVM::PoisonOp::create(b, accType);
     for (int64_t i = 0; i < n; ++i)
       acc = LLVM::InsertValueOp::create(b, acc, loadState(out, i), i);
-    // Every A register is written before the fence: wgmma may read none
-    // that changed after it.
-    SmallVector<SmallVector<Value, 4>> aRegs;
-    for (int64_t kk = 0; kk < blockN / 16; ++kk) {
-      SmallVector<Value, 4> &a = aRegs.emplace_back();
-      for (Value reg : fragAFromAcc(p, kk))
-        a.push_back(reg.getType().isInteger(32)
-                        ? reg
-                        : LLVM::BitcastOp::create(b, b.getI32Type(), reg));
-    }
+    // Every A register is read before the fence: wgmma may read none that
+    // changed after it.
+    SmallVector<SmallVector<Value, 4>> aRegs(blockN / 16);
+    for (int64_t kk = 0; kk < blockN / 16; ++kk)
+      for (int64_t i = 0; i < 4; ++i)
+        aRegs[kk].push_back(LLVM::BitcastOp::create(
+            b, b.getI32Type(), loadState(pBuffer, kk * 4 + i)));
     NVVM::WgmmaFenceAlignedOp::create(b);
     for (int64_t kk = 0; kk < blockN / 16; ++kk) {
       Value bDesc = descriptor(add(values, idx(kk * 16 * segmentBytes)),
@@ -242,7 +259,6 @@ private:
       acc = mmaRegisterA(acc, aRegs[kk], bDesc);
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(b);
-    NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
     for (int64_t i = 0; i < n; ++i)
       storeState(LLVM::ExtractValueOp::create(b, acc, i), out, i);
   }
@@ -393,7 +409,14 @@ private:
     Value aligned;
     int64_t keys, values, barriers;
   };
-  enum class StageBarrier : int64_t { KeysLanded, ValuesLanded, Free };
+  /// A stage's barriers: its K or V tile landed (TMA completes them), or is
+  /// free again (every consumer thread arrives).
+  enum class StageBarrier : int64_t {
+    KeysLanded,
+    ValuesLanded,
+    KeysFree,
+    ValuesFree
+  };
   Value qLanded(const SharedLayout &at) {
     return sharedPointer(add(at.aligned, idx(at.barriers)));
   }
@@ -406,6 +429,11 @@ private:
   Value stageAt(const SharedLayout &at, int64_t offset, Value slot) {
     return add(at.aligned,
                add(idx(offset), mul(slot, idx(tileBytes(blockN)))));
+  }
+  /// The stage of the block's tile `count`, and the parity of that stage's
+  /// round the tile is in.
+  std::pair<Value, Value> stageOf(Value count) {
+    return {remi(count, kvStages), remi(divi(count, kvStages), 2)};
   }
   /// The tiles a key phase visits.
   Value tileCount(const KeyPhase &p) {
@@ -441,9 +469,10 @@ private:
              {StageBarrier::KeysLanded, StageBarrier::ValuesLanded})
           NVVM::MBarrierInitOp::create(b, stageBarrier(at, kind, idx(s)),
                                        i32(1), Value());
-        NVVM::MBarrierInitOp::create(
-            b, stageBarrier(at, StageBarrier::Free, idx(s)),
-            i32(consumerThreads), Value());
+        for (StageBarrier kind :
+             {StageBarrier::KeysFree, StageBarrier::ValuesFree})
+          NVVM::MBarrierInitOp::create(b, stageBarrier(at, kind, idx(s)),
+                                       i32(consumerThreads), Value());
       }
     }
     NVVM::FenceMbarrierInitOp::create(b);
@@ -461,8 +490,9 @@ private:
     emitConsumer(variant, args, dims, tiles, at, launch);
   }
 
-  /// The producer warpgroup: one thread issues Q's copy, then every K/V
-  /// tile's into its stage once the consumers freed it.
+  /// The producer warpgroup: one thread issues Q's copy, then each K and V
+  /// tile's into its stage once the consumers freed that stage's tile of
+  /// the round before.
   void emitProducer(const Variant &variant, const Dims &dims, Value tiles,
                     ArrayRef<Value> maps, const SharedLayout &at,
                     gpu::LaunchOp launch) {
@@ -482,28 +512,36 @@ private:
     Value done = idx(0); // tiles of the earlier phases
     for (const KeyPhase &p : keyPhases(variant, dims, block.m0, block.rows)) {
       loop(p.lo, p.hi, idx(blockN), [&](Value n0) {
-        Value count = add(done, divi(sub(n0, p.lo), blockN));
-        Value slot = remi(count, kvStages);
-        // The stage's previous round is free once the consumers said so;
-        // the first round's wait (parity 1 of a fresh barrier) passes.
-        waitBarrier(stageBarrier(at, StageBarrier::Free, slot),
-                    xori(remi(divi(count, kvStages), 2), idx(1)));
-        Value keysLanded = stageBarrier(at, StageBarrier::KeysLanded, slot);
-        expectBytes(keysLanded, tileBytes(blockN));
-        loadTileAsync(kMap, stageAt(at, at.keys, slot), blockN, n0, kvHead,
-                      keysLanded);
-        Value valuesLanded =
-            stageBarrier(at, StageBarrier::ValuesLanded, slot);
-        expectBytes(valuesLanded, tileBytes(blockN));
-        loadTileAsync(vMap, stageAt(at, at.values, slot), blockN, n0, kvHead,
-                      valuesLanded);
+        auto [slot, parity] = stageOf(add(done, divi(sub(n0, p.lo), blockN)));
+        // The round before is free once the consumers said so; the first
+        // round's wait (parity 1 of a fresh barrier) passes at once.
+        Value before = xori(parity, idx(1));
+        for (auto [free, landed, map, offset] :
+             {std::tuple(StageBarrier::KeysFree, StageBarrier::KeysLanded,
+                         kMap, at.keys),
+              std::tuple(StageBarrier::ValuesFree, StageBarrier::ValuesLanded,
+                         vMap, at.values)}) {
+          waitBarrier(stageBarrier(at, free, slot), before);
+          Value landedBarrier = stageBarrier(at, landed, slot);
+          expectBytes(landedBarrier, tileBytes(blockN));
+          loadTileAsync(map, stageAt(at, offset, slot), blockN, n0, kvHead,
+                        landedBarrier);
+        }
       });
       done = add(done, tileCount(p));
     }
   }
 
-  /// A consumer warpgroup: 64 query rows over every key tile, as each
-  /// lands.
+  /// A consumer warpgroup: 64 query rows over every key tile as it lands,
+  /// software-pipelined so that tile t's softmax runs while the tensor
+  /// cores do tile t - 1's P V:
+  ///   issue S_t = Q K_t^T; issue O += P_{t-1} V_{t-1}
+  ///   wait for S_t (K_t is free); softmax of S_t into P_t
+  ///   wait for P V (V_{t-1} is free); O *= alpha_t
+  /// and the last tile's P V after the loop. Tile 0 has no P V before it:
+  /// its P is zero (the buffer starts so) and it multiplies K_0's tile, which
+  /// has landed and holds finite values, so O stays zero without a branch
+  /// around the wgmma (whose accumulators must not cross one unwaited).
   void emitConsumer(const Variant &variant, const ForwardArgs &args,
                     const Dims &dims, Value tiles, const SharedLayout &at,
                     gpu::LaunchOp launch) {
@@ -520,32 +558,83 @@ private:
     std::array<Value, 2> rowOf = block.rowOf;
     Value scaleLog2 = toBase2(scoreScale(variant, idx(headDim)));
     State state = initForwardState(args.sinks, head);
+    Value pBuffer = privateBuffer(blockN / 4);
+    for (int64_t i = 0; i < blockN / 4; ++i)
+      storeState(flt(0.0), pBuffer, i);
+    SmallVector<KeyPhase, 2> phases =
+        keyPhases(variant, dims, block.m0, block.rows);
     waitBarrier(qLanded(at), idx(0));
     Value done = idx(0); // tiles of the earlier phases
-    for (const KeyPhase &p : keyPhases(variant, dims, block.m0, block.rows)) {
+    for (const KeyPhase &p : phases) {
       phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockN,
             [&](Value n0, bool masked) {
               Value count = add(done, divi(sub(n0, p.lo), blockN));
-              Value slot = remi(count, kvStages);
-              Value parity = remi(divi(count, kvStages), 2);
+              auto [slot, parity] = stageOf(count);
+              Value first = cmp(arith::CmpIPredicate::eq, count, idx(0));
+              Value later =
+                  arith::XOrIOp::create(b, first, boolean(true));
+              // Tile t - 1's stage and parity (t + 2 stages - 1 keeps the
+              // parity and never underflows).
+              auto [prevSlot, prevParity] =
+                  stageOf(add(count, idx(2 * kvStages - 1)));
+              Value keys = stageAt(at, at.keys, slot);
               waitBarrier(stageBarrier(at, StageBarrier::KeysLanded, slot),
                           parity);
-              SmallVector<SmallVector<Value, 4>> s =
-                  scores(queries, stageAt(at, at.keys, slot));
+              Value scoreAcc = issueScores(queries, keys);
+              // Tile 0 has no V to wait for: the barrier of the stage it
+              // names may already be a round ahead.
+              {
+                auto wait = scf::IfOp::create(b, later, false);
+                OpBuilder::InsertionGuard guard(b);
+                b.setInsertionPointToStart(wait.thenBlock());
+                waitBarrier(
+                    stageBarrier(at, StageBarrier::ValuesLanded, prevSlot),
+                    prevParity);
+              }
+              issueValues(pBuffer,
+                          select(first, keys,
+                                 stageAt(at, at.values, prevSlot)),
+                          state.out);
+              waitGroups(1);
+              arriveOn(stageBarrier(at, StageBarrier::KeysFree, slot));
+              SmallVector<SmallVector<Value, 4>> s = scoreTiles(scoreAcc);
+              std::array<Value, 2> alpha;
               onlineSoftmax(variant, dims, state, scaleLog2, rowOf, n0,
-                            masked ? p.keyHi : Value(), s);
-              waitBarrier(stageBarrier(at, StageBarrier::ValuesLanded, slot),
-                          parity);
-              accumulate(s, stageAt(at, at.values, slot), state.out);
-              // This warpgroup's wgmma reads of the stage are done.
-              NVVM::MBarrierArriveOp::create(
-                  b, /*res=*/Type(),
-                  stageBarrier(at, StageBarrier::Free, slot),
-                  /*count=*/Value());
+                            masked ? p.keyHi : Value(), s, &alpha);
+              storeP(s, pBuffer);
+              waitGroups(0);
+              {
+                auto release = scf::IfOp::create(b, later, false);
+                OpBuilder::InsertionGuard guard(b);
+                b.setInsertionPointToStart(release.thenBlock());
+                arriveOn(
+                    stageBarrier(at, StageBarrier::ValuesFree, prevSlot));
+              }
+              for (int64_t r = 0; r < 2; ++r)
+                rescaleRow(state, r, alpha[r]);
             });
       done = add(done, tileCount(p));
     }
+    // The last tile's P V.
+    {
+      auto any = scf::IfOp::create(
+          b, cmp(arith::CmpIPredicate::sgt, done, idx(0)), false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(any.thenBlock());
+      auto [slot, parity] = stageOf(sub(done, idx(1)));
+      waitBarrier(stageBarrier(at, StageBarrier::ValuesLanded, slot), parity);
+      issueValues(pBuffer, stageAt(at, at.values, slot), state.out);
+      waitGroups(0);
+    }
     storeForward(state, args, dims, head, rowOf);
+  }
+  /// Every consumer thread arrives on `barrier` once.
+  void arriveOn(Value barrier) {
+    NVVM::MBarrierArriveOp::create(b, /*res=*/Type(), barrier,
+                                   /*count=*/Value());
+  }
+  Value boolean(bool v) {
+    return arith::ConstantIntOp::create(b, b.getI1Type(), v);
   }
 };
 

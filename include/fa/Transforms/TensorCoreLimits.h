@@ -40,9 +40,9 @@ inline constexpr int64_t kHopperSharedBytes = 227 * 1024;
 inline constexpr int64_t kSwizzlePeriod = 1024;
 
 /// Bytes of the wgmma forward's mbarriers: Q landed, and per K/V stage K
-/// landed, V landed and the stage free again.
+/// and V landed, and K and V free again.
 inline constexpr int64_t wgmmaForwardBarrierBytes(int64_t stages) {
-  return 8 * (1 + 3 * stages);
+  return 8 * (1 + 4 * stages);
 }
 
 /// Bytes the wgmma forward's shared memory holds: Q's tile of `queryRows`,
