@@ -74,12 +74,18 @@ void fa::buildGpuPipeline(OpPassManager &pm,
   if (options.tensorCoreWarps > 0)
     tensorCore.forwardWarps = options.tensorCoreWarps;
   tensorCore.allowTf32 = options.allowTf32;
-  if (options.tensorCoreKvStages > 0)
-    tensorCore.kvStages = options.tensorCoreKvStages;
   if (options.tensorCoreSharedBytes > 0)
     tensorCore.sharedBytes = options.tensorCoreSharedBytes;
   tensorCore.generation = resolveTensorCoreGeneration(
       options.tensorCoreGeneration, options.chip);
+  // The stages are the forward's, on whichever generation runs it.
+  if (options.tensorCoreKvStages > 0) {
+    if (tensorCore.generation == "wgmma")
+      tensorCore.wgmmaStages = options.tensorCoreKvStages;
+    else
+      tensorCore.kvStages = options.tensorCoreKvStages;
+  }
+  tensorCore.wgmmaSchedule = options.wgmmaSchedule;
   pm.addPass(createFAGpuTensorCore(tensorCore));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -356,6 +356,7 @@ static void buildPipeline(PassManager &pm, bool gpu, const std::string &arch,
     gpuOptions.tensorCoreSharedBytes = options.mmaSharedBytes;
     gpuOptions.tensorCoreKvStages = options.mmaKvStages;
     gpuOptions.tensorCoreGeneration = options.mmaGeneration;
+    gpuOptions.wgmmaSchedule = options.wgmmaSchedule;
     gpuOptions.chip = arch;
     buildGpuPipeline(pm, gpuOptions);
     return;
@@ -413,7 +414,8 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
                       std::to_string(options.mmaSharedBytes) + " stages " +
                       std::to_string(options.mmaKvStages) +
                       (options.allowTf32 ? " tf32" : "") + " gen " +
-                      options.mmaGeneration;
+                      options.mmaGeneration + " schedule " +
+                      options.wgmmaSchedule;
   std::string key = KernelCache::hashKey(
       {compilerId(), LLVM_VERSION_STRING, useGpu ? "gpu" : "cpu", arch,
        driver, tiles, specialised});

@@ -62,6 +62,17 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
              << "fa-gpu-tensor-core: wgmma-block-n must be 0 (by head dim) or "
                 "a multiple of 16 up to 256, got "
              << static_cast<int64_t>(wgmmaBlockN);
+    if (wgmmaStages < 0 || wgmmaStages > 3)
+      return emitError(UnknownLoc::get(context))
+             << "fa-gpu-tensor-core: wgmma-stages must be 0 (two where they "
+                "fit) or 1 to 3, got "
+             << static_cast<int64_t>(wgmmaStages);
+    if (wgmmaSchedule != "auto" && wgmmaSchedule != "serial" &&
+        wgmmaSchedule != "pipelined")
+      return emitError(UnknownLoc::get(context))
+             << "fa-gpu-tensor-core: wgmma-schedule must be auto, serial or "
+                "pipelined, got '"
+             << wgmmaSchedule << "'";
     if (wgmmaGroups != 1 && wgmmaGroups != 2)
       return emitError(UnknownLoc::get(context))
              << "fa-gpu-tensor-core: wgmma-groups must be 1 or 2, got "
@@ -173,7 +184,10 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     int64_t queryRows = 64 * wgmmaGroups;
     int64_t keys = wgmmaBlockN > 0 ? int64_t(wgmmaBlockN)
                                    : tensor_core::wgmmaDefaultBlockN(headDim);
-    for (int64_t stages : {2, 1})
+    SmallVector<int64_t, 2> stageCounts = {2, 1};
+    if (wgmmaStages > 0)
+      stageCounts = {wgmmaStages};
+    for (int64_t stages : stageCounts)
       for (int64_t rows = keys; rows >= 16; rows /= 2)
         if (tensor_core::wgmmaForwardSharedBytes(queryRows, rows, stages,
                                                  headDim, bytes) <=
@@ -204,8 +218,12 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                },
                [&](ImplicitLocOpBuilder &b, int64_t headDim,
                    const KernelShape &shape, StringRef name) {
+                 bool pipelined =
+                     wgmmaSchedule == "auto"
+                         ? tensor_core::wgmmaDefaultPipelined(headDim)
+                         : wgmmaSchedule == "pipelined";
                  tensor_core::emitWgmmaForward(b, element, headDim, shape,
-                                               variant, args, name);
+                                               pipelined, variant, args, name);
                });
       return;
     }

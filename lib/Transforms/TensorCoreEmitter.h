@@ -594,11 +594,13 @@ std::unique_ptr<MmaSyncKernels>
 createMmaSyncKernels(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
                      KernelShape shape, bool allowTf32);
 
-/// The wgmma forward (Wgmma.cpp, sm_90a): `shape.warps / 4` consumer
-/// warpgroups of 64 query rows each.
+/// The wgmma forward (Wgmma.cpp, sm_90a): a producer warpgroup and
+/// `shape.warps / 4 - 1` consumer warpgroups of 64 query rows each, whose
+/// softmax runs under the previous tile's P V when `pipelined`.
 void emitWgmmaForward(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
-                      KernelShape shape, const Variant &variant,
-                      ForwardArgs args, StringRef name);
+                      KernelShape shape, bool pipelined,
+                      const Variant &variant, ForwardArgs args,
+                      StringRef name);
 
 } // namespace fa::tensor_core
 

@@ -67,9 +67,10 @@ constexpr int64_t kGroupRows = 64;
 class WgmmaEmitter : public TensorCoreEmitter {
 public:
   WgmmaEmitter(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
-               KernelShape shape)
+               KernelShape shape, bool pipelined)
       : TensorCoreEmitter(b, element, headDim, shape, /*allowTf32=*/false),
-        segmentBytes(swizzleSegmentBytes(headDim * elementBytes())) {}
+        segmentBytes(swizzleSegmentBytes(headDim * elementBytes())),
+        pipelined(pipelined) {}
 
   /// Launches the forward kernel for this head dim, named `kernelName`,
   /// once the driver made Q, K and V's tensor maps.
@@ -101,6 +102,8 @@ public:
 private:
   /// The swizzle's row segment W: a column block's bytes per row.
   int64_t segmentBytes;
+  /// Whether tile t's softmax runs under tile t - 1's P V.
+  bool pipelined;
 
   /// The widest swizzle segment (128, 64 or 32 bytes) that divides a row.
   static int64_t swizzleSegmentBytes(int64_t rowBytes) {
@@ -532,9 +535,10 @@ private:
     }
   }
 
-  /// A consumer warpgroup: 64 query rows over every key tile as it lands,
-  /// software-pipelined so that tile t's softmax runs while the tensor
-  /// cores do tile t - 1's P V:
+  /// A consumer warpgroup: 64 query rows over every key tile as it lands.
+  /// Serial: per tile, S = Q K^T, its softmax, O += P V, each waited for.
+  /// Pipelined: tile t's softmax runs while the tensor cores do tile
+  /// t - 1's P V:
   ///   issue S_t = Q K_t^T; issue O += P_{t-1} V_{t-1}
   ///   wait for S_t (K_t is free); softmax of S_t into P_t
   ///   wait for P V (V_{t-1} is free); O *= alpha_t
@@ -569,6 +573,10 @@ private:
       phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockN,
             [&](Value n0, bool masked) {
               Value count = add(done, divi(sub(n0, p.lo), blockN));
+              if (!pipelined)
+                return serialTile(variant, dims, state, scaleLog2, rowOf, at,
+                                  queries, pBuffer, n0,
+                                  masked ? p.keyHi : Value(), count);
               auto [slot, parity] = stageOf(count);
               Value first = cmp(arith::CmpIPredicate::eq, count, idx(0));
               Value later =
@@ -616,7 +624,7 @@ private:
       done = add(done, tileCount(p));
     }
     // The last tile's P V.
-    {
+    if (pipelined) {
       auto any = scf::IfOp::create(
           b, cmp(arith::CmpIPredicate::sgt, done, idx(0)), false);
       OpBuilder::InsertionGuard guard(b);
@@ -627,6 +635,24 @@ private:
       waitGroups(0);
     }
     storeForward(state, args, dims, head, rowOf);
+  }
+  /// The serial schedule's step on the block's tile `count`, at key n0.
+  void serialTile(const Variant &variant, const Dims &dims,
+                  const State &state, Value scaleLog2, ArrayRef<Value> rowOf,
+                  const SharedLayout &at, Value queries, Value pBuffer,
+                  Value n0, Value keyHi, Value count) {
+    auto [slot, parity] = stageOf(count);
+    waitBarrier(stageBarrier(at, StageBarrier::KeysLanded, slot), parity);
+    Value scoreAcc = issueScores(queries, stageAt(at, at.keys, slot));
+    waitGroups(0);
+    arriveOn(stageBarrier(at, StageBarrier::KeysFree, slot));
+    SmallVector<SmallVector<Value, 4>> s = scoreTiles(scoreAcc);
+    onlineSoftmax(variant, dims, state, scaleLog2, rowOf, n0, keyHi, s);
+    storeP(s, pBuffer);
+    waitBarrier(stageBarrier(at, StageBarrier::ValuesLanded, slot), parity);
+    issueValues(pBuffer, stageAt(at, at.values, slot), state.out);
+    waitGroups(0);
+    arriveOn(stageBarrier(at, StageBarrier::ValuesFree, slot));
   }
   /// Every consumer thread arrives on `barrier` once.
   void arriveOn(Value barrier) {
@@ -642,7 +668,8 @@ private:
 
 void fa::tensor_core::emitWgmmaForward(ImplicitLocOpBuilder &b, Type element,
                                        int64_t headDim, KernelShape shape,
-                                       const Variant &variant,
+                                       bool pipelined, const Variant &variant,
                                        ForwardArgs args, StringRef name) {
-  WgmmaEmitter(b, element, headDim, shape).emitForward(variant, args, name);
+  WgmmaEmitter(b, element, headDim, shape, pipelined)
+      .emitForward(variant, args, name);
 }

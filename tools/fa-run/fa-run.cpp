@@ -85,8 +85,14 @@ static cl::opt<int64_t> mmaSharedBytes(
 static cl::opt<int64_t> mmaKvStages(
     cl::cat(faRunCategory), "mma-kv-stages",
     cl::desc("K/V tiles of the tensor-core forward in shared memory at once, "
-             "1 or 2 (default: autotuned, or 1 with FA_AUTOTUNE=0)"),
+             "1 or 2 (default: autotuned, or 1 with FA_AUTOTUNE=0); the wgmma "
+             "forward takes 1 to 3 (default: 2 where they fit)"),
     cl::init(0));
+static cl::opt<std::string> wgmmaSchedule(
+    cl::cat(faRunCategory), "wgmma-schedule",
+    cl::desc("the wgmma forward's consumer schedule: auto (by head dim), "
+             "serial or pipelined (tile t's softmax under tile t-1's P V)"),
+    cl::init("auto"));
 static cl::opt<std::string> mmaGeneration(
     cl::cat(faRunCategory), "mma-generation",
     cl::desc("MMA generation of the tensor-core kernels: auto (wgmma forwards "
@@ -538,9 +544,15 @@ int main(int argc, char **argv) {
     die("--mma-shared-bytes must be at least 49152 (what every block has), "
         "got " + std::to_string(mmaSharedBytes));
   options.mmaSharedBytes = mmaSharedBytes;
-  if (mmaKvStages != 0 && mmaKvStages != 1 && mmaKvStages != 2)
-    die("--mma-kv-stages must be 1 or 2, got " + std::to_string(mmaKvStages));
+  if (mmaKvStages < 0 || mmaKvStages > 3)
+    die("--mma-kv-stages must be 1 or 2 (1 to 3 on wgmma), got " +
+        std::to_string(mmaKvStages));
   options.mmaKvStages = mmaKvStages;
+  if (wgmmaSchedule != "auto" && wgmmaSchedule != "serial" &&
+      wgmmaSchedule != "pipelined")
+    die("--wgmma-schedule must be auto, serial or pipelined, got '" +
+        wgmmaSchedule + "'");
+  options.wgmmaSchedule = wgmmaSchedule;
 
   auto file = MemoryBuffer::getFile(specPath);
   if (!file)

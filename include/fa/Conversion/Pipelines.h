@@ -38,7 +38,8 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
   Option<int64_t> tensorCoreKvStages{
       *this, "tensor-core-kv-stages",
       llvm::cl::desc("K/V tiles of the tensor-core forward in shared memory "
-                     "at once, 1 or 2 (0: the pass default, 1)"),
+                     "at once: 1 or 2 on mma.sync (0: 1), 1 to 3 on wgmma "
+                     "(0: 2 where they fit)"),
       llvm::cl::init(0)};
   Option<int64_t> tensorCoreSharedBytes{
       *this, "tensor-core-shared-bytes",
@@ -55,6 +56,11 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
       *this, "tensor-core-generation",
       llvm::cl::desc("MMA generation of the tensor-core kernels: auto (wgmma "
                      "on sm_90a, else mma-sync), mma-sync or wgmma"),
+      llvm::cl::init("auto")};
+  Option<std::string> wgmmaSchedule{
+      *this, "wgmma-schedule",
+      llvm::cl::desc("the wgmma forward's consumer schedule: auto, serial or "
+                     "pipelined"),
       llvm::cl::init("auto")};
   Option<std::string> chip{*this, "chip", llvm::cl::desc("GPU arch, sm_XX"),
                            llvm::cl::init("sm_90")};

@@ -129,7 +129,15 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
            "(0: 128 up to D 128, else 64)">,
     Option<"wgmmaGroups", "wgmma-groups", "int64_t", "2",
            "wgmma forward: consumer warpgroups per block, 64 query rows "
-           "each (1 or 2)">
+           "each (1 or 2)">,
+    Option<"wgmmaStages", "wgmma-stages", "int64_t", "0",
+           "wgmma forward: K/V stages, 1 to 3 (0: 2, or 1 where two do not "
+           "fit); fewer keys per tile where they would not fit">,
+    Option<"wgmmaSchedule", "wgmma-schedule", "std::string", "\"auto\"",
+           "wgmma forward: the consumers' schedule, serial (each tile's "
+           "softmax between its two GEMMs), pipelined (tile t's softmax "
+           "under tile t-1's P V) or auto (serial at D 65 to 128, else "
+           "pipelined)">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
     "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",

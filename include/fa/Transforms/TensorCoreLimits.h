@@ -31,6 +31,14 @@ inline constexpr int64_t wgmmaDefaultBlockN(int64_t headDim) {
   return headDim > 64 && headDim <= 128 ? 128 : 64;
 }
 
+/// Whether the wgmma forward's consumers pipeline tile t's softmax under
+/// tile t - 1's P V unless told: everywhere but D 65 to 128 (measured on
+/// the H100, bench/NOTES.md: pipelined, causal D 128 at 8k ran 466 TFLOP/s
+/// against 523 serial, full D 64 at 4k 305 against 260).
+inline constexpr bool wgmmaDefaultPipelined(int64_t headDim) {
+  return !(headDim > 64 && headDim <= 128);
+}
+
 /// The shared memory a block may opt into on sm_90 (227 KiB): the wgmma
 /// forward's budget.
 inline constexpr int64_t kHopperSharedBytes = 227 * 1024;
