@@ -126,7 +126,7 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
            "mma.sync)">,
     Option<"wgmmaBlockN", "wgmma-block-n", "int64_t", "0",
            "wgmma forward: keys per K/V tile, a multiple of 16 up to 256 "
-           "(0: 128 up to D 128, else 64)">,
+           "(0: 128 at D 64 to 128, else 64)">,
     Option<"wgmmaGroups", "wgmma-groups", "int64_t", "2",
            "wgmma forward: consumer warpgroups per block, 64 query rows "
            "each (1 or 2)">,
@@ -136,7 +136,7 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     Option<"wgmmaSchedule", "wgmma-schedule", "std::string", "\"auto\"",
            "wgmma forward: the consumers' schedule, serial (each tile's "
            "softmax between its two GEMMs), pipelined (tile t's softmax "
-           "under tile t-1's P V) or auto (serial at D 65 to 128, else "
+           "under tile t-1's P V) or auto (serial at D 64 to 128, else "
            "pipelined)">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",

@@ -24,19 +24,20 @@ inline constexpr int64_t kHeadDims[] = {64, 128};
 inline constexpr int64_t kWgmmaHeadDims[] = {32, 64, 80, 96, 128, 192, 256};
 
 /// The wgmma forward's keys per tile unless one is asked for: S of 64 x 128
-/// per warpgroup for D 65 to 128, 64 x 64 otherwise (measured on the H100,
-/// bench/NOTES.md: D 64 at 326 TFLOP/s with 64 keys, 285 with 128; D 128
-/// at 373 with 128, 338 with 64; beyond D 128, O takes the registers).
+/// per warpgroup for D 64 to 128, 64 x 64 otherwise (measured on the H100
+/// with the warp-specialised kernel, bench/NOTES.md: full D 64 at 4k, 359
+/// TFLOP/s with 128 keys, 305 with 64, pipelined; beyond D 128, O takes the
+/// registers).
 inline constexpr int64_t wgmmaDefaultBlockN(int64_t headDim) {
-  return headDim > 64 && headDim <= 128 ? 128 : 64;
+  return headDim >= 64 && headDim <= 128 ? 128 : 64;
 }
 
 /// Whether the wgmma forward's consumers pipeline tile t's softmax under
-/// tile t - 1's P V unless told: everywhere but D 65 to 128 (measured on
-/// the H100, bench/NOTES.md: pipelined, causal D 128 at 8k ran 466 TFLOP/s
-/// against 523 serial, full D 64 at 4k 305 against 260).
+/// tile t - 1's P V unless told: not at D 64 to 128 (measured on the H100,
+/// bench/NOTES.md: causal D 128 at 8k, 529 TFLOP/s serial and 468
+/// pipelined; full D 64 at 4k with 128 keys, 359 and 330).
 inline constexpr bool wgmmaDefaultPipelined(int64_t headDim) {
-  return !(headDim > 64 && headDim <= 128);
+  return !(headDim >= 64 && headDim <= 128);
 }
 
 /// The shared memory a block may opt into on sm_90 (227 KiB): the wgmma
