@@ -67,10 +67,9 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
              << "fa-gpu-tensor-core: wgmma-stages must be 0 (two where they "
                 "fit) or 1 to 3, got "
              << static_cast<int64_t>(wgmmaStages);
-    if (wgmmaSchedule != "auto" && wgmmaSchedule != "serial" &&
-        wgmmaSchedule != "pipelined")
+    if (wgmmaSchedule != "serial" && wgmmaSchedule != "pipelined")
       return emitError(UnknownLoc::get(context))
-             << "fa-gpu-tensor-core: wgmma-schedule must be auto, serial or "
+             << "fa-gpu-tensor-core: wgmma-schedule must be serial or "
                 "pipelined, got '"
              << wgmmaSchedule << "'";
     if (wgmmaGroups != 1 && wgmmaGroups != 2)
@@ -218,12 +217,9 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                },
                [&](ImplicitLocOpBuilder &b, int64_t headDim,
                    const KernelShape &shape, StringRef name) {
-                 bool pipelined =
-                     wgmmaSchedule == "auto"
-                         ? tensor_core::wgmmaDefaultPipelined(headDim)
-                         : wgmmaSchedule == "pipelined";
                  tensor_core::emitWgmmaForward(b, element, headDim, shape,
-                                               pipelined, variant, args, name);
+                                               wgmmaSchedule == "pipelined",
+                                               variant, args, name);
                });
       return;
     }

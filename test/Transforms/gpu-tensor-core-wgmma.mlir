@@ -4,39 +4,70 @@
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core=generation=hmma 2>&1 | FileCheck %s --check-prefix=BADGEN
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma wgmma-groups=3" 2>&1 | FileCheck %s --check-prefix=BADGROUPS
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma wgmma-block-n=24" 2>&1 | FileCheck %s --check-prefix=BADBLOCK
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-schedule=pipelined wgmma-stages=3" | FileCheck %s --check-prefix=PIPE
+// RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma wgmma-stages=4" 2>&1 | FileCheck %s --check-prefix=BADSTAGES
+// RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma wgmma-schedule=eager" 2>&1 | FileCheck %s --check-prefix=BADSCHEDULE
 // BADGEN: error: fa-gpu-tensor-core: generation must be mma-sync or wgmma, got 'hmma'
 // BADGROUPS: error: fa-gpu-tensor-core: wgmma-groups must be 1 or 2, got 3
 // BADBLOCK: error: fa-gpu-tensor-core: wgmma-block-n must be 0 (by head dim) or a multiple of 16 up to 256, got 24
+// BADSTAGES: error: fa-gpu-tensor-core: wgmma-stages must be 0 (two where they fit) or 1 to 3, got 4
+// BADSCHEDULE: error: fa-gpu-tensor-core: wgmma-schedule must be serial or pipelined, got 'eager'
 
 // generation=wgmma: the 16-bit forward gets one wgmma kernel per head dim
-// (32 to 256), each a block of two consumer warpgroups (256 threads, 128
-// query rows) with its tiles in dynamic shared memory (Q, then two K and two
-// V stages, plus 1 KiB of alignment), in front of the scalar loops; per key
-// tile it waits for the copies, fences them for the async proxy, runs S =
-// Q K^T on wgmma from shared memory (K-major both), the online softmax, and
-// O += P V on wgmma with P from registers (inline PTX, transposed V).
+// (32 to 256), in front of the scalar loops. The host asks the runtime for
+// Q, K and V's tensor maps (operand 0, 1, 2; 2-byte elements; the swizzle
+// segment and its elements; Q's box of 128 rows, K's and V's of block-n)
+// and launches only when all three were made. Each block is one producer
+// and two consumer warpgroups (384 threads, 128 query rows), its tiles in
+// dynamic shared memory (Q, two K and two V stages, nine mbarriers, 1 KiB
+// of alignment). One thread sets the barriers up; the producer gives
+// registers back and issues Q's TMA copy, then each K and V tile's once its
+// stage is free; the consumers take registers, and per key tile wait for K,
+// run S = Q K^T on wgmma from shared memory (K-major both), free K, run the
+// online softmax, wait for V, run O += P V on wgmma with P from registers
+// (inline PTX, transposed V) and free V.
 // CHECK-LABEL: func.func @gqa_forward(
-// CHECK: threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c25600_i32 module(@gqa_forward_wgmma_d32)
+// CHECK: func.call @faTensorMapEncode({{.*}}, %c0_i64, %c2_i64, %c64_i64, %c32_i64, %c128_i64,
+// CHECK: func.call @faTensorMapEncode({{.*}}, %c1_i64, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c64_i64{{.*}},
+// CHECK: func.call @faTensorMapEncode({{.*}}, %c2_i64{{.*}}, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c64_i64{{.*}},
+// CHECK: scf.if
+// CHECK: llvm.load {{.*}} : !llvm.ptr -> !llvm.struct<"fa.tensor_map", (array<16 x i64>)>
+// CHECK: threads({{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c25672_i32 module(@gqa_forward_wgmma_d32)
 // CHECK: gpu.dynamic_shared_memory
-// CHECK: nvvm.cp.async.wait.group 1
-// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-COUNT-9: nvvm.mbarrier.init
+// CHECK: nvvm.fence.mbarrier.init
 // CHECK-NEXT: gpu.barrier
+// CHECK: nvvm.setmaxregister  decrease 24
+// CHECK: llvm.store {{.*}} : !llvm.struct<"fa.tensor_map", (array<16 x i64>)>, !llvm.ptr
+// CHECK: nvvm.mbarrier.arrive.expect_tx {{.*}}, %c8192_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} : !llvm.ptr<7>, !llvm.ptr
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.arrive.expect_tx {{.*}}, %c4096_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: nvvm.setmaxregister  increase 240
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 1;
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
-// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK: module(@gqa_forward_wgmma_d64)
-// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: dynamic_shared_memory_size %c83016_i32 module(@gqa_forward_wgmma_d64)
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
-// CHECK: dynamic_shared_memory_size %c103424_i32 module(@gqa_forward_wgmma_d80)
+// CHECK: dynamic_shared_memory_size %c103496_i32 module(@gqa_forward_wgmma_d80)
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
 // CHECK: wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16
 // CHECK: module(@gqa_forward_wgmma_d96)
-// CHECK: module(@gqa_forward_wgmma_d128)
+// CHECK: dynamic_shared_memory_size %c164936_i32 module(@gqa_forward_wgmma_d128)
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // CHECK: module(@gqa_forward_wgmma_d192)
 // CHECK: wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16
@@ -47,11 +78,30 @@
 // CHECK-NOT: wgmma
 // CHECK: nvvm.mma.sync
 
-// One warpgroup and 64-key tiles where asked.
+// One consumer warpgroup (and the producer) and 64-key tiles where asked.
 // SMALL-LABEL: func.func @gqa_forward(
-// SMALL: threads({{.*}}) in ({{.*}} = %c128{{.*}}) dynamic_shared_memory_size %c{{[0-9]+}}_i32 module(@gqa_forward_wgmma_d32)
+// SMALL: threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c{{[0-9]+}}_i32 module(@gqa_forward_wgmma_d32)
 // SMALL: module(@gqa_forward_wgmma_d128)
 // SMALL: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+
+// Pipelined consumers, three stages: per tile, S's group and the previous
+// tile's P V group are both issued before S is waited for (one group left
+// in flight), and the P V is waited for after the softmax; the last tile's
+// P V follows the loop.
+// PIPE-LABEL: func.func @gqa_forward(
+// PIPE: dynamic_shared_memory_size %c33896_i32 module(@gqa_forward_wgmma_d32)
+// PIPE-COUNT-13: nvvm.mbarrier.init
+// PIPE: nvvm.setmaxregister  increase 240
+// PIPE: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+// PIPE: nvvm.wgmma.commit.group.sync.aligned
+// PIPE-NOT: nvvm.wgmma.wait.group
+// PIPE: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// PIPE: nvvm.wgmma.commit.group.sync.aligned
+// PIPE: nvvm.wgmma.wait.group.sync.aligned 1
+// PIPE: nvvm.wgmma.wait.group.sync.aligned 0
+// PIPE: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// PIPE: nvvm.wgmma.wait.group.sync.aligned 0
+// PIPE: module(@gqa_forward_wgmma_d64)
 
 // f32 stays on mma.sync's tf32 kernels.
 // F32-LABEL: func.func @gqa_forward(

@@ -90,9 +90,9 @@ static cl::opt<int64_t> mmaKvStages(
     cl::init(0));
 static cl::opt<std::string> wgmmaSchedule(
     cl::cat(faRunCategory), "wgmma-schedule",
-    cl::desc("the wgmma forward's consumer schedule: auto (by head dim), "
-             "serial or pipelined (tile t's softmax under tile t-1's P V)"),
-    cl::init("auto"));
+    cl::desc("the wgmma forward's consumer schedule: serial or pipelined "
+             "(tile t's softmax under tile t-1's P V)"),
+    cl::init("serial"));
 static cl::opt<std::string> mmaGeneration(
     cl::cat(faRunCategory), "mma-generation",
     cl::desc("MMA generation of the tensor-core kernels: auto (wgmma forwards "
@@ -548,9 +548,8 @@ int main(int argc, char **argv) {
     die("--mma-kv-stages must be 1 or 2 (1 to 3 on wgmma), got " +
         std::to_string(mmaKvStages));
   options.mmaKvStages = mmaKvStages;
-  if (wgmmaSchedule != "auto" && wgmmaSchedule != "serial" &&
-      wgmmaSchedule != "pipelined")
-    die("--wgmma-schedule must be auto, serial or pipelined, got '" +
+  if (wgmmaSchedule != "serial" && wgmmaSchedule != "pipelined")
+    die("--wgmma-schedule must be serial or pipelined, got '" +
         wgmmaSchedule + "'");
   options.wgmmaSchedule = wgmmaSchedule;
 

@@ -91,15 +91,21 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     fa-tile's loops. No atomics: every output element has one owner.
 
     With `generation=wgmma` (sm_90a), the f16/bf16 forwards instead get a
-    wgmma kernel (`<entry>_wgmma_d<D>`) for every head dim that is a
-    multiple of 16 from 32 to 256: `wgmma-groups` consumer warpgroups of 64
-    query rows each; K/V tiles of `wgmma-block-n` keys (0: 128 at D 65 to
-    128, else 64), two stages deep in dynamic shared memory, copied by
-    cp.async into the wgmma swizzle (128, 64 or 32-byte segments, the widest
-    that divides a row) and fenced for the async proxy; S = Q K^T is
-    wgmma.mma_async with both operands in shared memory, O += P V takes P
-    from registers and V transposed from shared memory. The backward and
-    f32 stay on mma.sync.
+    warp-specialised wgmma kernel (`<entry>_wgmma_d<D>`) for every head dim
+    that is a multiple of 16 from 32 to 256: a producer warpgroup that gives
+    its registers back (setmaxnreg) and issues TMA copies of Q and of K/V
+    tiles of `wgmma-block-n` keys (0: 128 at D 64 to 128, else 64) into
+    `wgmma-stages` stages (0: two where they fit) of dynamic shared memory,
+    in the wgmma swizzle (128, 64 or 32-byte segments, the widest that
+    divides a row); mbarriers say when a tile landed and when its stage is
+    free again; `wgmma-groups` consumer warpgroups of 64 query rows take the
+    registers and run S = Q K^T as wgmma.mma_async with both operands in
+    shared memory and O += P V with P from registers and V transposed from
+    shared memory, serially per tile or, with `wgmma-schedule=pipelined`,
+    tile t's softmax under tile t-1's P V. The host code has the runtime
+    make Q, K and V's tensor maps (`faTensorMapEncode`) at each launch and
+    passes them by value (see fa-kernel-tensor-maps); it launches nothing
+    when the driver refuses one. The backward and f32 stay on mma.sync.
 
     Key and query tiles and their predicates are the phases fa-tile uses
     (TileBuilder: the variant's mask as loop bounds), so only boundary tiles
@@ -133,11 +139,11 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     Option<"wgmmaStages", "wgmma-stages", "int64_t", "0",
            "wgmma forward: K/V stages, 1 to 3 (0: 2, or 1 where two do not "
            "fit); fewer keys per tile where they would not fit">,
-    Option<"wgmmaSchedule", "wgmma-schedule", "std::string", "\"auto\"",
+    Option<"wgmmaSchedule", "wgmma-schedule", "std::string", "\"serial\"",
            "wgmma forward: the consumers' schedule, serial (each tile's "
-           "softmax between its two GEMMs), pipelined (tile t's softmax "
-           "under tile t-1's P V) or auto (serial at D 64 to 128, else "
-           "pipelined)">
+           "softmax between its two GEMMs) or pipelined (tile t's softmax "
+           "under tile t-1's P V; measured slower or even at every head "
+           "dim, bench/NOTES.md)">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
     "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",

@@ -32,14 +32,6 @@ inline constexpr int64_t wgmmaDefaultBlockN(int64_t headDim) {
   return headDim >= 64 && headDim <= 128 ? 128 : 64;
 }
 
-/// Whether the wgmma forward's consumers pipeline tile t's softmax under
-/// tile t - 1's P V unless told: not at D 64 to 128 (measured on the H100,
-/// bench/NOTES.md: causal D 128 at 8k, 529 TFLOP/s serial and 468
-/// pipelined; full D 64 at 4k with 128 keys, 359 and 330).
-inline constexpr bool wgmmaDefaultPipelined(int64_t headDim) {
-  return !(headDim >= 64 && headDim <= 128);
-}
-
 /// The shared memory a block may opt into on sm_90 (227 KiB): the wgmma
 /// forward's budget.
 inline constexpr int64_t kHopperSharedBytes = 227 * 1024;
