@@ -568,6 +568,25 @@ private:
     SmallVector<KeyPhase, 2> phases =
         keyPhases(variant, dims, block.m0, block.rows);
     waitBarrier(qLanded(at), idx(0));
+    // Ping-pong (pipelined, two consumers): the warpgroups take turns to
+    // issue a tile's GEMMs, so one's softmax runs under the other's.
+    Value total = idx(0);
+    for (const KeyPhase &p : phases)
+      total = add(total, tileCount(p));
+    Value group = divi(warp, 4);
+    bool pingPong = pipelined && queryRows / kGroupRows == 2;
+    if (pingPong) {
+      // Warpgroup 0 goes first: warpgroup 1 hands it the first turn.
+      auto first = scf::IfOp::create(
+          b,
+          arith::AndIOp::create(
+              b, cmp(arith::CmpIPredicate::eq, group, idx(1)),
+              cmp(arith::CmpIPredicate::sgt, total, idx(0))),
+          false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(first.thenBlock());
+      passTurn(idx(0));
+    }
     Value done = idx(0); // tiles of the earlier phases
     for (const KeyPhase &p : phases) {
       phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockN,
@@ -588,6 +607,10 @@ private:
               Value keys = stageAt(at, at.keys, slot);
               waitBarrier(stageBarrier(at, StageBarrier::KeysLanded, slot),
                           parity);
+              if (pingPong)
+                NVVM::BarrierOp::create(b, Type(), toI32(add(group, idx(1))),
+                                        i32(256), /*reductionOp=*/nullptr,
+                                        /*reductionPredicate=*/Value());
               Value scoreAcc = issueScores(queries, keys);
               // Tile 0 has no V to wait for: the barrier of the stage it
               // names may already be a round ahead.
@@ -603,6 +626,17 @@ private:
                           select(first, keys,
                                  stageAt(at, at.values, prevSlot)),
                           state.out);
+              if (pingPong) {
+                // Every turn taken is handed over once: warpgroup 1's last
+                // one has no taker (warpgroup 0 is done).
+                Value handsOver = arith::OrIOp::create(
+                    b, cmp(arith::CmpIPredicate::eq, group, idx(0)),
+                    cmp(arith::CmpIPredicate::ult, add(count, idx(1)), total));
+                auto hand = scf::IfOp::create(b, handsOver, false);
+                OpBuilder::InsertionGuard guard(b);
+                b.setInsertionPointToStart(hand.thenBlock());
+                passTurn(sub(idx(1), group));
+              }
               waitGroups(1);
               arriveOn(stageBarrier(at, StageBarrier::KeysFree, slot));
               SmallVector<SmallVector<Value, 4>> s = scoreTiles(scoreAcc);
@@ -653,6 +687,11 @@ private:
     issueValues(pBuffer, stageAt(at, at.values, slot), state.out);
     waitGroups(0);
     arriveOn(stageBarrier(at, StageBarrier::ValuesFree, slot));
+  }
+  /// Gives consumer warpgroup `to` its turn: arrives on its named barrier
+  /// (1 + `to`), which its 128 threads and these 128 complete.
+  void passTurn(Value to) {
+    NVVM::BarrierArriveOp::create(b, toI32(add(to, idx(1))), i32(256));
   }
   /// Every consumer thread arrives on `barrier` once.
   void arriveOn(Value barrier) {
