@@ -84,19 +84,24 @@
 // SMALL: module(@gqa_forward_wgmma_d128)
 // SMALL: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
 
-// Pipelined consumers, three stages: per tile, S's group and the previous
-// tile's P V group are both issued before S is waited for (one group left
-// in flight), and the P V is waited for after the softmax; the last tile's
-// P V follows the loop.
+// Pipelined consumers, three stages: warpgroup 1 hands warpgroup 0 the
+// first turn; per tile, a warpgroup waits for its turn (named barrier 1 +
+// its index, 256 threads), issues S's group and the previous tile's P V
+// group, hands the turn over, and only then waits for S (one group left
+// in flight); the P V is waited for after the softmax; the last tile's P V
+// follows the loop.
 // PIPE-LABEL: func.func @gqa_forward(
 // PIPE: dynamic_shared_memory_size %c33896_i32 module(@gqa_forward_wgmma_d32)
 // PIPE-COUNT-13: nvvm.mbarrier.init
 // PIPE: nvvm.setmaxregister  increase 240
+// PIPE: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c256_i32
+// PIPE: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
 // PIPE: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
 // PIPE: nvvm.wgmma.commit.group.sync.aligned
 // PIPE-NOT: nvvm.wgmma.wait.group
 // PIPE: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 // PIPE: nvvm.wgmma.commit.group.sync.aligned
+// PIPE: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c256_i32
 // PIPE: nvvm.wgmma.wait.group.sync.aligned 1
 // PIPE: nvvm.wgmma.wait.group.sync.aligned 0
 // PIPE: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16

@@ -102,7 +102,8 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     registers and run S = Q K^T as wgmma.mma_async with both operands in
     shared memory and O += P V with P from registers and V transposed from
     shared memory, serially per tile or, with `wgmma-schedule=pipelined`,
-    tile t's softmax under tile t-1's P V. The host code has the runtime
+    tile t's softmax under tile t-1's P V, with two consumers taking turns
+    (named barriers) to issue their GEMMs (ping-pong). The host code has the runtime
     make Q, K and V's tensor maps (`faTensorMapEncode`) at each launch and
     passes them by value (see fa-kernel-tensor-maps); it launches nothing
     when the driver refuses one. The backward and f32 stay on mma.sync.
@@ -142,8 +143,8 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     Option<"wgmmaSchedule", "wgmma-schedule", "std::string", "\"serial\"",
            "wgmma forward: the consumers' schedule, serial (each tile's "
            "softmax between its two GEMMs) or pipelined (tile t's softmax "
-           "under tile t-1's P V; measured slower or even at every head "
-           "dim, bench/NOTES.md)">
+           "under tile t-1's P V, the two consumer warpgroups taking turns "
+           "to issue their GEMMs; bench/NOTES.md has both's numbers)">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
     "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",
