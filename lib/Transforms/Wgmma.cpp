@@ -130,9 +130,8 @@ private:
   /// The wgmma descriptor of the matrix at shared byte `address` in the
   /// tiles' swizzle, with the given leading and stride byte offsets.
   Value descriptor(Value address, int64_t leading, int64_t stride) {
-    Value addr = arith::IndexCastUIOp::create(b, b.getI64Type(), address);
     Value start = arith::AndIOp::create(
-        b, arith::ShRUIOp::create(b, addr, i64(4)), i64(0x3FFF));
+        b, arith::ShRUIOp::create(b, toI64(address), i64(4)), i64(0x3FFF));
     int64_t fields = ((leading >> 4) << 16) | ((stride >> 4) << 32) |
                      (swizzleMode() << 62);
     return arith::OrIOp::create(b, start, i64(fields));
@@ -210,7 +209,7 @@ private:
       constraints.push_back(std::to_string(i));
     SmallVector<Value> operands(a.begin(), a.end());
     operands.push_back(bDesc);
-    operands.push_back(arith::ConstantIntOp::create(b, b.getI32Type(), 1));
+    operands.push_back(i32(1)); // scale-d: accumulate
     for (int64_t i = 0; i < n; ++i)
       operands.push_back(LLVM::ExtractValueOp::create(b, acc, i));
     return LLVM::InlineAsmOp::create(
