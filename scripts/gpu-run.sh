@@ -12,6 +12,8 @@
 #   hopper          the wgmma forwards: checks and SASS (hopper-checks.log,
 #                   hopper-sass.log; not in the default list)
 #   hopper-speed    their TFLOP/s against mma.sync's (hopper-speed.log)
+#   hopper-schedules  serial against pipelined consumers per head dim, and
+#                   ncu of both at D 128 (hopper-schedules.log)
 #   homework        bench/bench_homework.py: softmax_matmul_benchmark.csv,
 #                   attention_benchmark.csv (FA_HOMEWORK_ARGS)
 #   variants-d64, variants-d128   bench/bench_gpu.py without FlexAttention,
@@ -147,15 +149,16 @@ if stage hopper; then
   sass_report sm_90a _wgmma_ HGMMA "$OUT_DIR/causal-sm90a.ptx" \
     > "$OUT_DIR/hopper-sass.log" 2>&1
 fi
+# One forward's TFLOP/s line: generation, spec, shape, more fa-run flags.
+speed() {
+  echo "== $1 $2 $3 ${4:-}"
+  FA_AUTOTUNE=0 timeout 120 "$FA/bin/fa-run" "kernels_spec/$2.mlir" \
+    --target gpu --dtype bf16 --repeat 30 --mma-generation $1 ${4:-} \
+    --shape "$3" 2>&1 | grep -iE 'tflop|error'
+}
 if stage hopper-speed; then
-  # Forward TFLOP/s at B*S = 16k tokens: wgmma (its default tiles, and the
-  # block-n 64 ones) against mma.sync's default config (FA_AUTOTUNE=0).
-  speed() {
-    echo "== $1 $2 $3 ${4:-}"
-    FA_AUTOTUNE=0 timeout 120 "$FA/bin/fa-run" "kernels_spec/$2.mlir" \
-      --target gpu --dtype bf16 --repeat 30 --mma-generation $1 ${4:-} \
-      --shape "$3" 2>&1 | grep -iE 'tflop|error'
-  }
+  # Forward TFLOP/s at B*S = 16k tokens: wgmma (its defaults, and the
+  # block-n 64 tiles) against mma.sync's default config (FA_AUTOTUNE=0).
   {
     for gen in wgmma mma-sync; do
       speed $gen causal 2,16,16,8192,8192,128
@@ -171,6 +174,27 @@ if stage hopper-speed; then
       speed wgmma mha 4,16,16,4096,4096,$d
     done
   } > "$OUT_DIR/hopper-speed.log" 2>&1
+fi
+if stage hopper-schedules; then
+  # The wgmma forward's two consumer schedules, serial and pipelined
+  # (ping-pong), at every head dim; then ncu's tensor-pipe utilisation and
+  # stall reasons of both at D 128.
+  {
+    for d in 32 64 80 96 128 192 256; do
+      for schedule in serial pipelined; do
+        speed wgmma causal 2,16,16,8192,8192,$d "--wgmma-schedule $schedule"
+      done
+    done
+    for schedule in serial pipelined; do
+      echo "== ncu $schedule mha 4,16,16,4096,4096,128"
+      FA_AUTOTUNE=0 timeout 180 ncu --kernel-name regex:wgmma --launch-count 1 \
+        --section SpeedOfLight --section WarpStateStats \
+        --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \
+        "$FA/bin/fa-run" kernels_spec/mha.mlir --target gpu --dtype bf16 \
+        --shape 4,16,16,4096,4096,128 --wgmma-schedule $schedule 2>&1 |
+        grep -E 'hmma|Throughput|Stall|Warp Cycles|Issued'
+    done
+  } > "$OUT_DIR/hopper-schedules.log" 2>&1
 fi
 
 # SASS of the tensor-core kernels: fa-compile's PTX through ptxas, then
