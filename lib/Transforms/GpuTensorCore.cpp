@@ -37,49 +37,40 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   using Base::Base;
 
   LogicalResult initialize(MLIRContext *context) override {
+    auto reject = [&](const Twine &what, int64_t got) {
+      return emitError(UnknownLoc::get(context))
+             << "fa-gpu-tensor-core: " << what << ", got " << got;
+    };
+    auto rejectName = [&](const Twine &what, StringRef got) {
+      return emitError(UnknownLoc::get(context))
+             << "fa-gpu-tensor-core: " << what << ", got '" << got << "'";
+    };
     if (blockN < 16 || blockN % 16 != 0)
-      return emitError(UnknownLoc::get(context))
-             << "fa-gpu-tensor-core: block-n must be a positive multiple of "
-                "16, got "
-             << static_cast<int64_t>(blockN);
+      return reject("block-n must be a positive multiple of 16", blockN);
     if (sharedBytes < tensor_core::kStaticSharedBytes)
-      return emitError(UnknownLoc::get(context))
-             << "fa-gpu-tensor-core: shared-bytes must be at least "
-             << tensor_core::kStaticSharedBytes << " (what every block has), got "
-             << static_cast<int64_t>(sharedBytes);
+      return reject("shared-bytes must be at least " +
+                        Twine(tensor_core::kStaticSharedBytes) +
+                        " (what every block has)",
+                    sharedBytes);
     if (kvStages != 1 && kvStages != 2)
-      return emitError(UnknownLoc::get(context))
-             << "fa-gpu-tensor-core: kv-stages must be 1 or 2, got "
-             << static_cast<int64_t>(kvStages);
+      return reject("kv-stages must be 1 or 2", kvStages);
     if (generation != "mma-sync" && generation != "wgmma")
-      return emitError(UnknownLoc::get(context))
-             << "fa-gpu-tensor-core: generation must be mma-sync or wgmma, "
-                "got '"
-             << generation << "'";
-    if (wgmmaBlockN != 0 && (wgmmaBlockN < 16 || wgmmaBlockN > 256 ||
-                             wgmmaBlockN % 16 != 0))
-      return emitError(UnknownLoc::get(context))
-             << "fa-gpu-tensor-core: wgmma-block-n must be 0 (by head dim) or "
-                "a multiple of 16 up to 256, got "
-             << static_cast<int64_t>(wgmmaBlockN);
+      return rejectName("generation must be mma-sync or wgmma", generation);
+    if (wgmmaBlockN != 0 &&
+        (wgmmaBlockN < 16 || wgmmaBlockN > 256 || wgmmaBlockN % 16 != 0))
+      return reject("wgmma-block-n must be 0 (by head dim) or a multiple of "
+                    "16 up to 256",
+                    wgmmaBlockN);
     if (wgmmaStages < 0 || wgmmaStages > 3)
-      return emitError(UnknownLoc::get(context))
-             << "fa-gpu-tensor-core: wgmma-stages must be 0 (two where they "
-                "fit) or 1 to 3, got "
-             << static_cast<int64_t>(wgmmaStages);
+      return reject("wgmma-stages must be 0 (two where they fit) or 1 to 3",
+                    wgmmaStages);
     if (wgmmaSchedule != "serial" && wgmmaSchedule != "pipelined")
-      return emitError(UnknownLoc::get(context))
-             << "fa-gpu-tensor-core: wgmma-schedule must be serial or "
-                "pipelined, got '"
-             << wgmmaSchedule << "'";
+      return rejectName("wgmma-schedule must be serial or pipelined",
+                        wgmmaSchedule);
     if (wgmmaGroups != 1 && wgmmaGroups != 2)
-      return emitError(UnknownLoc::get(context))
-             << "fa-gpu-tensor-core: wgmma-groups must be 1 or 2, got "
-             << static_cast<int64_t>(wgmmaGroups);
+      return reject("wgmma-groups must be 1 or 2", wgmmaGroups);
     if (forwardWarps != 4 && forwardWarps != 8)
-      return emitError(UnknownLoc::get(context))
-             << "fa-gpu-tensor-core: forward-warps must be 4 or 8, got "
-             << static_cast<int64_t>(forwardWarps);
+      return reject("forward-warps must be 4 or 8", forwardWarps);
     return success();
   }
 
@@ -174,9 +165,9 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   }
 
   /// The wgmma forward's shape: a producer and `wgmma-groups` consumer
-  /// warpgroups, two
-  /// K/V stages of block-n keys (fewer keys, then one stage, where they and
-  /// Q's tile would not fit sm_90's shared memory). The forward of this
+  /// warpgroups, `wgmma-stages` (0: two) K/V stages of block-n keys (fewer
+  /// keys, then one stage, where they and Q's tile would not fit sm_90's
+  /// shared memory). The forward of this
   /// generation always runs on sm_90a, so its budget is that chip's.
   std::optional<KernelShape> wgmmaForwardShape(int64_t headDim,
                                                int64_t bytes) {

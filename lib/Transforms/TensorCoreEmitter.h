@@ -123,8 +123,6 @@ protected:
   int64_t kvStages;
   /// f32 products as three tf32 MMAs on hi/lo halves (else one).
   bool splitF32;
-  /// The forward's shared K and V tiles.
-  Value keys, values;
   // Per-thread values, set up at the top of the kernel.
   Value tid, warp, lane, quadRank, quadTid, batchIdx, kvHead;
   /// The entry block of the kernel being built.
@@ -376,40 +374,19 @@ protected:
     copyTile(source, tile, start, limit, head);
     NVVM::CpAsyncCommitGroupOp::create(b);
   }
-  /// loadTile's copies, left uncommitted.
+  /// loadTile's copies, left uncommitted, spread over every thread of the
+  /// block.
   void copyTile(Value source, Value tile, Value start, Value limit,
                 Value head) {
     int64_t rows = cast<MemRefType>(tile.getType()).getDimSize(0);
-    copyRows(source, tile, rows, start, limit, head,
-             [&](Value row, Value chunk) -> SmallVector<Value, 3> {
-               return {row, mul(xori(chunk, remi(row, 8)),
-                                idx(chunkElements()))};
-             });
-  }
-  /// Where 16-byte chunk `chunk` of row `row` lands: indices into a tile.
-  using ChunkPlace =
-      llvm::function_ref<SmallVector<Value, 3>(Value row, Value chunk)>;
-  /// cp.async copies (uncommitted) of rows [start, start + rows) of
-  /// source[batch, head] into `tile` at `place` (rows past `limit` are zero
-  /// filled), spread over every thread of the block.
-  void copyRows(Value source, Value tile, int64_t rows, Value start,
-                Value limit, Value head, ChunkPlace place) {
     int64_t chunkSize = chunkElements();
     int64_t chunksPerRow = headDim / chunkSize;
+    assert((32 * warps) % chunksPerRow == 0 &&
+           "the block's threads split into whole rows");
     int64_t rowsPerPass = 32 * warps / chunksPerRow;
     Value chunk = remi(tid, chunksPerRow);
     Value firstRow = divi(tid, chunksPerRow);
     Value lastRow = sub(limit, idx(1));
-    // Where the threads do not split into whole rows (D 80, 96), the ones
-    // past the last whole row idle.
-    std::optional<OpBuilder::InsertionGuard> wholeRows;
-    if ((32 * warps) % chunksPerRow != 0) {
-      auto active = scf::IfOp::create(
-          b, cmp(arith::CmpIPredicate::slt, firstRow, idx(rowsPerPass)),
-          false);
-      wholeRows.emplace(b);
-      b.setInsertionPointToStart(active.thenBlock());
-    }
     for (int64_t pass = 0; pass * rowsPerPass < rows; ++pass) {
       Value row = add(firstRow, idx(pass * rowsPerPass));
       // A tile shorter than one pass leaves the surplus threads idle.
@@ -425,7 +402,8 @@ protected:
       Value srcElements = select(inRange, idx(chunkSize), idx(0));
       nvgpu::DeviceAsyncCopyOp::create(
           b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tile,
-          place(row, chunk), source,
+          ValueRange{row, mul(xori(chunk, remi(row, 8)), idx(chunkSize))},
+          source,
           ValueRange{batchIdx, head, min(srcRow, lastRow),
                      mul(chunk, idx(chunkSize))},
           b.getIndexAttr(chunkSize), srcElements, b.getUnitAttr());

@@ -569,11 +569,12 @@ private:
     SmallVector<KeyPhase, 2> phases =
         keyPhases(variant, dims, block.m0, block.rows);
     waitBarrier(qLanded(at), idx(0));
-    // Ping-pong (pipelined, two consumers): the warpgroups take turns to
-    // issue a tile's GEMMs, so one's softmax runs under the other's.
+    // The block's tiles, over its phases.
     Value total = idx(0);
     for (const KeyPhase &p : phases)
       total = add(total, tileCount(p));
+    // Ping-pong (pipelined, two consumers): the warpgroups take turns to
+    // issue a tile's GEMMs, so one's softmax runs under the other's.
     Value group = divi(warp, 4);
     bool pingPong = pipelined && queryRows / kGroupRows == 2;
     if (pingPong) {
@@ -599,8 +600,7 @@ private:
                                   masked ? p.keyHi : Value(), count);
               auto [slot, parity] = stageOf(count);
               Value first = cmp(arith::CmpIPredicate::eq, count, idx(0));
-              Value later =
-                  arith::XOrIOp::create(b, first, boolean(true));
+              Value later = cmp(arith::CmpIPredicate::ne, count, idx(0));
               // Tile t - 1's stage and parity (t + 2 stages - 1 keeps the
               // parity and never underflows).
               auto [prevSlot, prevParity] =
@@ -661,10 +661,10 @@ private:
     // The last tile's P V.
     if (pipelined) {
       auto any = scf::IfOp::create(
-          b, cmp(arith::CmpIPredicate::sgt, done, idx(0)), false);
+          b, cmp(arith::CmpIPredicate::sgt, total, idx(0)), false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(any.thenBlock());
-      auto [slot, parity] = stageOf(sub(done, idx(1)));
+      auto [slot, parity] = stageOf(sub(total, idx(1)));
       waitBarrier(stageBarrier(at, StageBarrier::ValuesLanded, slot), parity);
       issueValues(pBuffer, stageAt(at, at.values, slot), state.out);
       waitGroups(0);
@@ -698,9 +698,6 @@ private:
   void arriveOn(Value barrier) {
     NVVM::MBarrierArriveOp::create(b, /*res=*/Type(), barrier,
                                    /*count=*/Value());
-  }
-  Value boolean(bool v) {
-    return arith::ConstantIntOp::create(b, b.getI1Type(), v);
   }
 };
 
