@@ -14,6 +14,13 @@
 #   hopper-speed    their TFLOP/s against mma.sync's (hopper-speed.log)
 #   hopper-schedules  serial against pipelined consumers per head dim, and
 #                   ncu of both at D 128 (hopper-schedules.log)
+#   speeds          fa-run forward TFLOP/s of the FA_SPEEDS cases
+#                   ("generation|spec|shape|flags;...": speeds.log)
+#   hopper-ncu      ncu's full set on the wgmma forward (mha D 128 4k) per
+#                   schedule in FA_NCU_SCHEDULES: details and per-SASS
+#                   stall samples (ncu-<schedule>.log, -sass.csv)
+#   host-overhead   bench/host_overhead.py (FA_HOST_ARGS): host time per
+#                   call, single-call against queued timing
 #   homework        bench/bench_homework.py: softmax_matmul_benchmark.csv,
 #                   attention_benchmark.csv (FA_HOMEWORK_ARGS)
 #   variants-d64, variants-d128   bench/bench_gpu.py without FlexAttention,
@@ -197,6 +204,32 @@ if stage hopper-schedules; then
   } > "$OUT_DIR/hopper-schedules.log" 2>&1
 fi
 
+if stage speeds; then
+  # FA_SPEEDS: "generation|spec|shape|fa-run flags" cases, ';' apart.
+  IFS=';' read -ra cases <<< "${FA_SPEEDS:-wgmma|causal|2,16,16,8192,8192,128|}"
+  for c in "${cases[@]}"; do
+    IFS='|' read -r gen spec shape flags <<< "$c"
+    speed "$gen" "$spec" "$shape" "$flags"
+  done > "$OUT_DIR/speeds.log" 2>&1
+fi
+
+if stage hopper-ncu; then
+  # One wgmma forward under ncu's full set: the details page, and the SASS
+  # with each instruction's issue and stall samples (source page, CSV).
+  for schedule in ${FA_NCU_SCHEDULES:-serial pipelined}; do
+    rep=/tmp/fa-ncu-$schedule
+    FA_AUTOTUNE=0 timeout 240 ncu --set full --import-source no \
+      --kernel-name regex:wgmma --launch-count 1 -f -o "$rep" \
+      "$FA/bin/fa-run" kernels_spec/mha.mlir --target gpu --dtype bf16 \
+      --shape 4,16,16,4096,4096,128 --wgmma-schedule $schedule \
+      > "$OUT_DIR/ncu-$schedule.log" 2>&1
+    ncu -i "$rep.ncu-rep" --page details --print-details all \
+      >> "$OUT_DIR/ncu-$schedule.log" 2>&1
+    ncu -i "$rep.ncu-rep" --page source --csv --print-source sass \
+      > "$OUT_DIR/ncu-$schedule-sass.csv" 2>&1
+  done
+fi
+
 # SASS of the tensor-core kernels: fa-compile's PTX through ptxas, then
 # cuobjdump; each kernel's registers, spills and HMMA count.
 stage sass && {
@@ -281,6 +314,7 @@ bench_stage() {
   fi
   tail -n 3 "$log"
 }
+bench_stage host-overhead host_overhead.py ${FA_HOST_ARGS:-}
 flex_seqs=${FA_FLEX_SEQS:-1024,4096,16384}
 bench_stage homework bench_homework.py --out-dir "$OUT_DIR" ${FA_HOMEWORK_ARGS:-}
 for d in 64 128; do

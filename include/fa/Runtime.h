@@ -79,10 +79,10 @@ struct CompileOptions {
   /// tile while this one computes). The wgmma forward takes 1 to 3 (0: 2
   /// where they fit).
   int64_t mmaKvStages = 0;
-  /// The wgmma forward's consumer schedule: "serial" (each tile's softmax
-  /// between its two GEMMs) or "pipelined" (tile t's softmax under tile
-  /// t - 1's P V).
-  std::string wgmmaSchedule = "serial";
+  /// The wgmma forward's consumer schedule: "pipelined" (tile t's softmax
+  /// under tile t - 1's P V, the consumers taking turns) or "serial" (each
+  /// tile's softmax between its two GEMMs).
+  std::string wgmmaSchedule = "pipelined";
   /// The MMA generation of the tensor-core kernels: "auto" (wgmma
   /// forwards on sm_90a, mma.sync elsewhere), "mma-sync" or "wgmma".
   std::string mmaGeneration = "auto";

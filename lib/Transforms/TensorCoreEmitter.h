@@ -357,6 +357,30 @@ protected:
     }
     return x;
   }
+  /// 2^x flushing subnormal results to zero: ex2.approx.ftz. The form
+  /// without ftz costs ptxas a range test and two scalings around each
+  /// MUFU.EX2, and a probability below 2^-126 adds nothing to a row.
+  Value exp2Ftz(Value x) {
+    return LLVM::CallIntrinsicOp::create(
+               b, b.getF32Type(), b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"),
+               ValueRange{x})
+        .getResult(0);
+  }
+  /// `values` reduced with `op` pairwise: a tree log2(n) deep, not a chain n
+  /// long, so that the row statistics' latency does not grow with the tile
+  /// width (only two or three consumer warps share a scheduler to hide it).
+  Value treeReduce(SmallVector<Value> values,
+                   llvm::function_ref<Value(Value, Value)> op) {
+    while (values.size() > 1) {
+      SmallVector<Value> next;
+      for (size_t i = 0; i + 1 < values.size(); i += 2)
+        next.push_back(op(values[i], values[i + 1]));
+      if (values.size() % 2)
+        next.push_back(values.back());
+      values = std::move(next);
+    }
+    return values.front();
+  }
   Value xori(Value x, Value y) { return arith::XOrIOp::create(b, x, y); }
   Value divi(Value x, int64_t d) {
     return arith::DivUIOp::create(b, x, idx(d));
@@ -486,12 +510,11 @@ protected:
 
     // Online softmax of rows g (e = 0, 1) and g + 8 (e = 2, 3).
     for (int64_t r = 0; r < 2; ++r) {
-      Value rowMax = negInf();
+      auto max = [&](Value x, Value y) { return fmaxnum(x, y); };
+      SmallVector<Value> row;
       for (int64_t nt = 0; nt < nTiles; ++nt)
-        for (int64_t e = 2 * r; e < 2 * r + 2; ++e)
-          rowMax = fmaxnum(rowMax, s[nt][e]);
-      rowMax = quadReduce(rowMax,
-                          [&](Value x, Value y) { return fmaxnum(x, y); });
+        row.append({s[nt][2 * r], s[nt][2 * r + 1]});
+      Value rowMax = quadReduce(treeReduce(row, max), max);
       rowMax = fmul(rowMax, scaleLog2);
       Value mOld = loadState(state.stats, r);
       Value mNew = fmaxnum(mOld, rowMax);
@@ -500,14 +523,17 @@ protected:
       Value isEmpty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
                                             mNew, negInf());
       Value mSafe = select(isEmpty, flt(0.0), mNew);
-      Value alpha = exp2(fsub(mOld, mSafe));
-      Value sum = flt(0.0);
+      Value alpha = exp2Ftz(fsub(mOld, mSafe));
+      Value negM = arith::NegFOp::create(b, mSafe);
+      row.clear();
       for (int64_t nt = 0; nt < nTiles; ++nt)
         for (int64_t e = 2 * r; e < 2 * r + 2; ++e) {
-          s[nt][e] = exp2(math::FmaOp::create(
-              b, s[nt][e], scaleLog2, arith::NegFOp::create(b, mSafe)));
-          sum = fadd(sum, s[nt][e]);
+          s[nt][e] =
+              exp2Ftz(math::FmaOp::create(b, s[nt][e], scaleLog2, negM));
+          row.push_back(s[nt][e]);
         }
+      Value sum =
+          treeReduce(row, [&](Value x, Value y) { return fadd(x, y); });
       Value lOld = loadState(state.stats, 2 + r);
       storeState(fadd(fmul(alpha, lOld), sum), state.stats, 2 + r);
       storeState(mNew, state.stats, r);

@@ -148,7 +148,7 @@ private:
     MLIRContext *ctx = b.getContext();
     auto accType = LLVM::LLVMStructType::getLiteral(
         ctx, SmallVector<Type>(blockN / 2, b.getF32Type()));
-    Value acc = LLVM::ZeroOp::create(b, accType);
+    Value acc = LLVM::PoisonOp::create(b, accType);
     NVVM::WgmmaFenceAlignedOp::create(b);
     for (int64_t kk = 0; kk < headDim / 16; ++kk) {
       int64_t column = (kk * 16) / blockElements();
@@ -162,7 +162,9 @@ private:
       acc = NVVM::WgmmaMmaAsyncOp::create(
           b, accType, acc, a, bDesc,
           NVVM::MMAShapeAttr::get(ctx, kGroupRows, blockN, 16), wgmmaType(),
-          wgmmaType(), NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+          wgmmaType(), NVVM::WGMMATypes::f32,
+          // The first k step overwrites S, so nothing zeroes it each tile.
+          kk == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
           NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
           NVVM::MMALayout::row, NVVM::MMALayout::col,
           /*satfinite=*/nullptr);

@@ -1,10 +1,10 @@
-// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core=generation=wgmma | FileCheck %s
-// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-block-n=64 wgmma-groups=1" | FileCheck %s --check-prefix=SMALL
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-schedule=serial" | FileCheck %s
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-block-n=64 wgmma-groups=1 wgmma-schedule=serial" | FileCheck %s --check-prefix=SMALL
 // RUN: fa-opt %s --fa-specialize-element-type=element-type=f32 --fa-tile --fa-gpu-tensor-core=generation=wgmma | FileCheck %s --check-prefix=F32
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core=generation=hmma 2>&1 | FileCheck %s --check-prefix=BADGEN
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma wgmma-groups=3" 2>&1 | FileCheck %s --check-prefix=BADGROUPS
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma wgmma-block-n=24" 2>&1 | FileCheck %s --check-prefix=BADBLOCK
-// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-schedule=pipelined wgmma-stages=3" | FileCheck %s --check-prefix=PIPE
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-stages=3" | FileCheck %s --check-prefix=PIPE
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma wgmma-stages=4" 2>&1 | FileCheck %s --check-prefix=BADSTAGES
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma wgmma-schedule=eager" 2>&1 | FileCheck %s --check-prefix=BADSCHEDULE
 // BADGEN: error: fa-gpu-tensor-core: generation must be mma-sync or wgmma, got 'hmma'
@@ -50,6 +50,8 @@
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.wgmma.fence.aligned
+// The first k step of S = Q K^T overwrites the accumulator, the rest add.
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
@@ -103,6 +105,7 @@
 // PIPE: nvvm.wgmma.commit.group.sync.aligned
 // PIPE: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c256_i32
 // PIPE: nvvm.wgmma.wait.group.sync.aligned 1
+// PIPE: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // PIPE: nvvm.wgmma.wait.group.sync.aligned 0
 // PIPE: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 // PIPE: nvvm.wgmma.wait.group.sync.aligned 0

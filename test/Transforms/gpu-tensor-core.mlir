@@ -116,7 +116,7 @@
 // CHECK: nvvm.mma.sync {{.*}} multiplicandAPtxType = #nvvm.mma_type<bf16>
 // CHECK: gpu.shuffle xor
 // CHECK: math.fma
-// CHECK: math.exp2
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK: fa.tiles = "keys.unmasked"
 // CHECK: vector.store

@@ -90,9 +90,9 @@ static cl::opt<int64_t> mmaKvStages(
     cl::init(0));
 static cl::opt<std::string> wgmmaSchedule(
     cl::cat(faRunCategory), "wgmma-schedule",
-    cl::desc("the wgmma forward's consumer schedule: serial or pipelined "
-             "(tile t's softmax under tile t-1's P V)"),
-    cl::init("serial"));
+    cl::desc("the wgmma forward's consumer schedule: pipelined (default: "
+             "tile t's softmax under tile t-1's P V) or serial"),
+    cl::init("pipelined"));
 static cl::opt<std::string> mmaGeneration(
     cl::cat(faRunCategory), "mma-generation",
     cl::desc("MMA generation of the tensor-core kernels: auto (wgmma forwards "

@@ -59,9 +59,9 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::init("auto")};
   Option<std::string> wgmmaSchedule{
       *this, "wgmma-schedule",
-      llvm::cl::desc("the wgmma forward's consumer schedule: serial or "
-                     "pipelined"),
-      llvm::cl::init("serial")};
+      llvm::cl::desc("the wgmma forward's consumer schedule: pipelined "
+                     "(default) or serial"),
+      llvm::cl::init("pipelined")};
   Option<std::string> chip{*this, "chip", llvm::cl::desc("GPU arch, sm_XX"),
                            llvm::cl::init("sm_90")};
   Option<std::string> features{*this, "features",

@@ -101,9 +101,9 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     free again; `wgmma-groups` consumer warpgroups of 64 query rows take the
     registers and run S = Q K^T as wgmma.mma_async with both operands in
     shared memory and O += P V with P from registers and V transposed from
-    shared memory, serially per tile or, with `wgmma-schedule=pipelined`,
-    tile t's softmax under tile t-1's P V, with two consumers taking turns
-    (named barriers) to issue their GEMMs (ping-pong). The host code has the runtime
+    shared memory: by default tile t's softmax under tile t-1's P V, with
+    two consumers taking turns (named barriers) to issue their GEMMs
+    (ping-pong), or serially per tile with `wgmma-schedule=serial`. The host code has the runtime
     make Q, K and V's tensor maps (`faTensorMapEncode`) at each launch and
     passes them by value (see fa-kernel-tensor-maps); it launches nothing
     when the driver refuses one. The backward and f32 stay on mma.sync.
@@ -140,11 +140,12 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     Option<"wgmmaStages", "wgmma-stages", "int64_t", "0",
            "wgmma forward: K/V stages, 1 to 3 (0: 2, or 1 where two do not "
            "fit); fewer keys per tile where they would not fit">,
-    Option<"wgmmaSchedule", "wgmma-schedule", "std::string", "\"serial\"",
-           "wgmma forward: the consumers' schedule, serial (each tile's "
-           "softmax between its two GEMMs) or pipelined (tile t's softmax "
-           "under tile t-1's P V, the two consumer warpgroups taking turns "
-           "to issue their GEMMs; bench/NOTES.md has both's numbers)">
+    Option<"wgmmaSchedule", "wgmma-schedule", "std::string", "\"pipelined\"",
+           "wgmma forward: the consumers' schedule, pipelined (the default: "
+           "tile t's softmax under tile t-1's P V, the two consumer "
+           "warpgroups taking turns to issue their GEMMs) or serial (each "
+           "tile's softmax between its two GEMMs); bench/NOTES.md has "
+           "both's numbers">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
     "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",
