@@ -351,6 +351,9 @@ def main():
     parser.add_argument("--no-flex", action="store_true",
                         help="leave FlexAttention out (its compiles take "
                              "tens of seconds per shape)")
+    parser.add_argument("--queue", type=int, default=1,
+                        help="calls timed back to back per sample (1: each "
+                             "alone, host time before the launch counted)")
     parser.add_argument("--head-dims", default="64,128")
     parser.add_argument("--seqs", default="1024,2048,4096,8192,16384")
     parser.add_argument("--fa-default-seqs", default="16384",
@@ -365,6 +368,9 @@ def main():
                         help="PNGs of the CSV (default: the CSV's path "
                              "without .csv, plus -plots)")
     args = parser.parse_args()
+    if args.queue < 1:
+        parser.error(f"--queue must be >= 1, got {args.queue}")
+    common.QUEUED_CALLS = args.queue
     variants = args.variants.split(",")
     if args.only == "dense":
         variants = [v for v in variants if v in DENSE]

@@ -97,15 +97,23 @@ def saved_tensors_mib(fn):
     return result, (total / MIB if storages else None)
 
 
+# Calls timed back to back per sample by cuda_ms. 1: each call alone, so
+# the host time before its first launch counts; more: the kernels' rate with
+# the host running ahead of the GPU, as in a model's step.
+QUEUED_CALLS = 1
+
+
 def cuda_ms(fn):
-    """fn's GPU time in ms, between CUDA events recorded around it."""
+    """fn's GPU time in ms, between CUDA events recorded around
+    QUEUED_CALLS calls of it, per call."""
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
     start.record()
-    fn()
+    for _ in range(QUEUED_CALLS):
+        fn()
     end.record()
     end.synchronize()
-    return start.elapsed_time(end)
+    return start.elapsed_time(end) / QUEUED_CALLS
 
 
 class Skipped(Exception):
