@@ -11,10 +11,11 @@ backends) and each shape it prints:
               (bench_gpu.py's measure: host time before the launch counts)
   queued_ms   CUDA events around `--queue` calls in a row, per call (the
               host runs ahead; the kernels' own rate)
-and, with --profile, cProfile's top entries of fa.attention's calls.
+with --breakdown, the host time of each step of a forward call, and with
+--profile, cProfile's top entries of fa.attention's calls.
 
 Usage: host_overhead.py [--shapes B,H,S,D;...] [--queue 20] [--grad]
-       [--profile] [--time-limit SECONDS]
+       [--profile] [--breakdown] [--time-limit SECONDS]
 """
 import argparse
 import cProfile
@@ -68,6 +69,37 @@ def queued_ms(fn, queue, reps=10):
     return statistics.median(times)
 
 
+def breakdown(fa, tiny):
+    """Host µs per call of each step of fa.attention's forward, one loop
+    each, at the tiny shape (the GPU idles)."""
+    from fa import api
+    q, k, v = (x.detach() for x in tiny)
+    _, program = api._attention_program(q, k, v, True, None, 0, None, None)
+    o = torch.empty_like(q)
+    lse = torch.empty(q.shape[:3], device="cuda")
+    tensors = [q, k, v, o, lse]
+    descriptors = [api._descriptor(t) for t in tensors]
+    stream = torch.cuda.current_stream().cuda_stream
+    steps = {
+        "fa.attention (no grad)": lambda: fa.attention(q, k, v, causal=True),
+        "check_attention_args": lambda: api.check_attention_args(
+            q, k, v, True, None, 0, None, None),
+        "_attention_program": lambda: api._attention_program(
+            q, k, v, True, None, 0, None, None),
+        "2 x torch.empty": lambda: (torch.empty_like(q),
+                                    torch.empty(q.shape[:3], device="cuda")),
+        "5 x _descriptor": lambda: [api._descriptor(t) for t in tensors],
+        "current_stream": lambda: torch.cuda.current_stream().cuda_stream,
+        "api._run": lambda: api._run(program, "attention", "forward",
+                                     tensors),
+        "Program.run (C++)": lambda: program.run(
+            "attention", "forward", descriptors, stream=stream),
+        "torch add_ (one launch)": lambda: o.add_(1),
+    }
+    for name, fn in steps.items():
+        print(f"  {name:26s} {host_us(fn, 500):8.1f} us")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--shapes", default="2,16,8192,128;4,16,4096,128")
@@ -75,6 +107,8 @@ def main():
     parser.add_argument("--grad", action="store_true",
                         help="inputs that require gradients (autograd)")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="host time of each step of a forward call")
     parser.add_argument("--time-limit", type=float, default=450,
                         help="seconds after which no new shape starts")
     args = parser.parse_args()
@@ -104,6 +138,9 @@ def main():
             print(f"{name:12s} causal {text:18s} single_ms {single:7.3f} "
                   f"({flops / single / 1e9:5.0f} TFLOP/s)  queued_ms "
                   f"{queued:7.3f} ({flops / queued / 1e9:5.0f} TFLOP/s)")
+
+    if args.breakdown:
+        breakdown(fa, tiny)
 
     if args.profile:
         fn = calls["fa"]

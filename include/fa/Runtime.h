@@ -83,6 +83,9 @@ struct CompileOptions {
   /// under tile t - 1's P V, the consumers taking turns) or "serial" (each
   /// tile's softmax between its two GEMMs).
   std::string wgmmaSchedule = "pipelined";
+  /// The wgmma forward's consumer warpgroups per block (64 query rows
+  /// each), 1 to 3; 0: the compiler's choice.
+  int64_t wgmmaGroups = 0;
   /// The MMA generation of the tensor-core kernels: "auto" (wgmma
   /// forwards on sm_90a, mma.sync elsewhere), "mma-sync" or "wgmma".
   std::string mmaGeneration = "auto";

@@ -86,6 +86,8 @@ void fa::buildGpuPipeline(OpPassManager &pm,
       tensorCore.kvStages = options.tensorCoreKvStages;
   }
   tensorCore.wgmmaSchedule = options.wgmmaSchedule;
+  if (options.wgmmaGroups > 0)
+    tensorCore.wgmmaGroups = options.wgmmaGroups;
   pm.addPass(createFAGpuTensorCore(tensorCore));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

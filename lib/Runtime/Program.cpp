@@ -357,6 +357,7 @@ static void buildPipeline(PassManager &pm, bool gpu, const std::string &arch,
     gpuOptions.tensorCoreKvStages = options.mmaKvStages;
     gpuOptions.tensorCoreGeneration = options.mmaGeneration;
     gpuOptions.wgmmaSchedule = options.wgmmaSchedule;
+    gpuOptions.wgmmaGroups = options.wgmmaGroups;
     gpuOptions.chip = arch;
     buildGpuPipeline(pm, gpuOptions);
     return;
@@ -415,7 +416,8 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
                       std::to_string(options.mmaKvStages) +
                       (options.allowTf32 ? " tf32" : "") + " gen " +
                       options.mmaGeneration + " schedule " +
-                      options.wgmmaSchedule;
+                      options.wgmmaSchedule + " groups " +
+                      std::to_string(options.wgmmaGroups);
   std::string key = KernelCache::hashKey(
       {compilerId(), LLVM_VERSION_STRING, useGpu ? "gpu" : "cpu", arch,
        driver, tiles, specialised});

@@ -67,8 +67,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     if (wgmmaSchedule != "serial" && wgmmaSchedule != "pipelined")
       return rejectName("wgmma-schedule must be serial or pipelined",
                         wgmmaSchedule);
-    if (wgmmaGroups != 1 && wgmmaGroups != 2)
-      return reject("wgmma-groups must be 1 or 2", wgmmaGroups);
+    if (wgmmaGroups < 1 || wgmmaGroups > tensor_core::kMaxWgmmaGroups)
+      return reject("wgmma-groups must be 1, 2 or 3", wgmmaGroups);
     if (forwardWarps != 4 && forwardWarps != 8)
       return reject("forward-warps must be 4 or 8", forwardWarps);
     return success();
@@ -171,7 +171,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// generation always runs on sm_90a, so its budget is that chip's.
   std::optional<KernelShape> wgmmaForwardShape(int64_t headDim,
                                                int64_t bytes) {
-    int64_t queryRows = 64 * wgmmaGroups;
+    int64_t groups = tensor_core::wgmmaGroupsFor(headDim, wgmmaGroups);
+    int64_t queryRows = 64 * groups;
     int64_t keys = wgmmaBlockN > 0 ? int64_t(wgmmaBlockN)
                                    : tensor_core::wgmmaDefaultBlockN(headDim);
     SmallVector<int64_t, 2> stageCounts = {2, 1};
@@ -182,7 +183,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
         if (tensor_core::wgmmaForwardSharedBytes(queryRows, rows, stages,
                                                  headDim, bytes) <=
             tensor_core::kHopperSharedBytes)
-          return KernelShape{rows, 4 * (wgmmaGroups + 1), queryRows,
+          return KernelShape{rows, 4 * (groups + 1), queryRows,
                              stages};
     return std::nullopt;
   }

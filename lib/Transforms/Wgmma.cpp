@@ -119,6 +119,8 @@ private:
   /// Elements per column block of a shared tile.
   int64_t blockElements() const { return segmentBytes / elementBytes(); }
   int64_t columnBlocks() const { return headDim / blockElements(); }
+  /// Consumer warpgroups: one per 64 query rows.
+  int64_t groups() const { return queryRows / kGroupRows; }
   int64_t tileBytes(int64_t rows) const {
     return rows * headDim * elementBytes();
   }
@@ -459,7 +461,7 @@ private:
     at.keys = tileBytes(queryRows);
     at.values = at.keys + kvStages * tileBytes(blockN);
     at.barriers = at.values + kvStages * tileBytes(blockN);
-    int64_t consumerThreads = 128 * (queryRows / kGroupRows);
+    int64_t consumerThreads = 128 * groups();
 
     // One thread sets the barriers up; every thread sees them set.
     {
@@ -500,7 +502,7 @@ private:
   void emitProducer(const Variant &variant, const Dims &dims, Value tiles,
                     ArrayRef<Value> maps, const SharedLayout &at,
                     gpu::LaunchOp launch) {
-    NVVM::SetMaxRegisterOp::create(b, kProducerRegisters,
+    NVVM::SetMaxRegisterOp::create(b, wgmmaProducerRegisters(groups()),
                                    NVVM::SetMaxRegisterAction::decrease);
     auto elected = scf::IfOp::create(
         b, cmp(arith::CmpIPredicate::eq, tid, idx(0)), false);
@@ -552,7 +554,7 @@ private:
   void emitConsumer(const Variant &variant, const ForwardArgs &args,
                     const Dims &dims, Value tiles, const SharedLayout &at,
                     gpu::LaunchOp launch) {
-    NVVM::SetMaxRegisterOp::create(b, kConsumerRegisters,
+    NVVM::SetMaxRegisterOp::create(b, wgmmaConsumerRegisters(groups()),
                                    NVVM::SetMaxRegisterAction::increase);
     // The consumers' threads and warps count from 0: warp w owns rows
     // 16w..16w+15 of the block (warpgroup w / 4's M).
@@ -575,16 +577,18 @@ private:
     Value total = idx(0);
     for (const KeyPhase &p : phases)
       total = add(total, tileCount(p));
-    // Ping-pong (pipelined, two consumers): the warpgroups take turns to
-    // issue a tile's GEMMs, so one's softmax runs under the other's.
+    // Ping-pong (pipelined, two or three consumers): the warpgroups take
+    // turns, in order, to issue a tile's GEMMs, so one's softmax runs under
+    // the others'.
     Value group = divi(warp, 4);
-    bool pingPong = pipelined && queryRows / kGroupRows == 2;
+    Value lastGroup = idx(groups() - 1);
+    bool pingPong = pipelined && groups() >= 2;
     if (pingPong) {
-      // Warpgroup 0 goes first: warpgroup 1 hands it the first turn.
+      // Warpgroup 0 goes first: the last hands it the first turn.
       auto first = scf::IfOp::create(
           b,
           arith::AndIOp::create(
-              b, cmp(arith::CmpIPredicate::eq, group, idx(1)),
+              b, cmp(arith::CmpIPredicate::eq, group, lastGroup),
               cmp(arith::CmpIPredicate::sgt, total, idx(0))),
           false);
       OpBuilder::InsertionGuard guard(b);
@@ -630,15 +634,16 @@ private:
                                  stageAt(at, at.values, prevSlot)),
                           state.out);
               if (pingPong) {
-                // Every turn taken is handed over once: warpgroup 1's last
-                // one has no taker (warpgroup 0 is done).
+                // Every turn taken is handed over once: the last
+                // warpgroup's last one has no taker (warpgroup 0 is done).
                 Value handsOver = arith::OrIOp::create(
-                    b, cmp(arith::CmpIPredicate::eq, group, idx(0)),
+                    b, cmp(arith::CmpIPredicate::ne, group, lastGroup),
                     cmp(arith::CmpIPredicate::ult, add(count, idx(1)), total));
                 auto hand = scf::IfOp::create(b, handsOver, false);
                 OpBuilder::InsertionGuard guard(b);
                 b.setInsertionPointToStart(hand.thenBlock());
-                passTurn(sub(idx(1), group));
+                passTurn(select(cmp(arith::CmpIPredicate::eq, group, lastGroup),
+                                idx(0), add(group, idx(1))));
               }
               waitGroups(1);
               arriveOn(stageBarrier(at, StageBarrier::KeysFree, slot));

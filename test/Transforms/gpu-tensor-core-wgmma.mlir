@@ -2,13 +2,14 @@
 // RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-block-n=64 wgmma-groups=1 wgmma-schedule=serial" | FileCheck %s --check-prefix=SMALL
 // RUN: fa-opt %s --fa-specialize-element-type=element-type=f32 --fa-tile --fa-gpu-tensor-core=generation=wgmma | FileCheck %s --check-prefix=F32
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core=generation=hmma 2>&1 | FileCheck %s --check-prefix=BADGEN
-// RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma wgmma-groups=3" 2>&1 | FileCheck %s --check-prefix=BADGROUPS
+// RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma wgmma-groups=4" 2>&1 | FileCheck %s --check-prefix=BADGROUPS
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma wgmma-block-n=24" 2>&1 | FileCheck %s --check-prefix=BADBLOCK
 // RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-stages=3" | FileCheck %s --check-prefix=PIPE
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-groups=3" | FileCheck %s --check-prefix=THREE
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma wgmma-stages=4" 2>&1 | FileCheck %s --check-prefix=BADSTAGES
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma wgmma-schedule=eager" 2>&1 | FileCheck %s --check-prefix=BADSCHEDULE
 // BADGEN: error: fa-gpu-tensor-core: generation must be mma-sync or wgmma, got 'hmma'
-// BADGROUPS: error: fa-gpu-tensor-core: wgmma-groups must be 1 or 2, got 3
+// BADGROUPS: error: fa-gpu-tensor-core: wgmma-groups must be 1, 2 or 3, got 4
 // BADBLOCK: error: fa-gpu-tensor-core: wgmma-block-n must be 0 (by head dim) or a multiple of 16 up to 256, got 24
 // BADSTAGES: error: fa-gpu-tensor-core: wgmma-stages must be 0 (two where they fit) or 1 to 3, got 4
 // BADSCHEDULE: error: fa-gpu-tensor-core: wgmma-schedule must be serial or pipelined, got 'eager'
@@ -92,6 +93,17 @@
 // group, hands the turn over, and only then waits for S (one group left
 // in flight); the P V is waited for after the softmax; the last tile's P V
 // follows the loop.
+// Three consumers (192 query rows, 160 registers each) up to D 64; two past
+// it, where three would not hold O, S and P.
+// THREE-LABEL: func.func @gqa_forward(
+// THREE: in ({{.*}} = %c512{{.*}}) dynamic_shared_memory_size %c29768_i32 module(@gqa_forward_wgmma_d32)
+// THREE: nvvm.setmaxregister  decrease 32
+// THREE: nvvm.setmaxregister  increase 160
+// THREE: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
+// THREE: in ({{.*}} = %c512{{.*}}) dynamic_shared_memory_size %c91208_i32 module(@gqa_forward_wgmma_d64)
+// THREE: in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c103496_i32 module(@gqa_forward_wgmma_d80)
+// THREE: nvvm.setmaxregister  increase 240
+
 // PIPE-LABEL: func.func @gqa_forward(
 // PIPE: dynamic_shared_memory_size %c33896_i32 module(@gqa_forward_wgmma_d32)
 // PIPE-COUNT-13: nvvm.mbarrier.init

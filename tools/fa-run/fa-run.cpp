@@ -93,6 +93,11 @@ static cl::opt<std::string> wgmmaSchedule(
     cl::desc("the wgmma forward's consumer schedule: pipelined (default: "
              "tile t's softmax under tile t-1's P V) or serial"),
     cl::init("pipelined"));
+static cl::opt<int64_t> wgmmaGroups(
+    cl::cat(faRunCategory), "wgmma-groups",
+    cl::desc("the wgmma forward's consumer warpgroups per block, 64 query "
+             "rows each: 1 to 3 (0: the compiler's choice)"),
+    cl::init(0));
 static cl::opt<std::string> mmaGeneration(
     cl::cat(faRunCategory), "mma-generation",
     cl::desc("MMA generation of the tensor-core kernels: auto (wgmma forwards "
@@ -552,6 +557,10 @@ int main(int argc, char **argv) {
     die("--wgmma-schedule must be serial or pipelined, got '" +
         wgmmaSchedule + "'");
   options.wgmmaSchedule = wgmmaSchedule;
+  if (wgmmaGroups < 0 || wgmmaGroups > 3)
+    die("--wgmma-groups must be 1 to 3 (0: the compiler's choice), got " +
+        std::to_string(wgmmaGroups));
+  options.wgmmaGroups = wgmmaGroups;
 
   auto file = MemoryBuffer::getFile(specPath);
   if (!file)

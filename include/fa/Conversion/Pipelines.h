@@ -62,6 +62,11 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("the wgmma forward's consumer schedule: pipelined "
                      "(default) or serial"),
       llvm::cl::init("pipelined")};
+  Option<int64_t> wgmmaGroups{
+      *this, "wgmma-groups",
+      llvm::cl::desc("the wgmma forward's consumer warpgroups per block, 64 "
+                     "query rows each: 1 to 3 (0: the pass default)"),
+      llvm::cl::init(0)};
   Option<std::string> chip{*this, "chip", llvm::cl::desc("GPU arch, sm_XX"),
                            llvm::cl::init("sm_90")};
   Option<std::string> features{*this, "features",

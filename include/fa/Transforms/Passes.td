@@ -136,7 +136,7 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
            "(0: 128 at D 64 to 128, else 64)">,
     Option<"wgmmaGroups", "wgmma-groups", "int64_t", "2",
            "wgmma forward: consumer warpgroups per block, 64 query rows "
-           "each (1 or 2)">,
+           "each (1, 2 or 3; at most 2 past D 64)">,
     Option<"wgmmaStages", "wgmma-stages", "int64_t", "0",
            "wgmma forward: K/V stages, 1 to 3 (0: 2, or 1 where two do not "
            "fit); fewer keys per tile where they would not fit">,

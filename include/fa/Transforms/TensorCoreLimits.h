@@ -58,12 +58,31 @@ inline constexpr int64_t wgmmaForwardSharedBytes(int64_t queryRows,
          wgmmaForwardBarrierBytes(stages) + kSwizzlePeriod;
 }
 
-/// The wgmma forward's registers per thread after setmaxnreg: the producer
-/// warpgroup, which only issues TMA copies, gives back all but the least a
-/// warp may hold; consumer warpgroups take the rest. One producer and two
-/// consumers: 128 x 24 + 256 x 240 <= 64K, the register file.
-inline constexpr int32_t kProducerRegisters = 24;
-inline constexpr int32_t kConsumerRegisters = 240;
+/// The wgmma forward's registers per thread after setmaxnreg, by consumer
+/// warpgroups: the producer warpgroup, which only issues TMA copies, gives
+/// back all but few; the consumers take the rest of the 64K register file.
+/// Two consumers: 128 x 24 + 256 x 240; three: 128 x 32 + 384 x 160.
+inline constexpr int32_t wgmmaProducerRegisters(int64_t groups) {
+  return groups <= 2 ? 24 : 32;
+}
+inline constexpr int32_t wgmmaConsumerRegisters(int64_t groups) {
+  return groups <= 2 ? 240 : 160;
+}
+static_assert(128 * wgmmaProducerRegisters(2) +
+                      256 * wgmmaConsumerRegisters(2) <=
+                  65536 &&
+              128 * wgmmaProducerRegisters(3) +
+                      384 * wgmmaConsumerRegisters(3) <=
+                  65536);
+/// Consumer warpgroups of the wgmma forward, at most.
+inline constexpr int64_t kMaxWgmmaGroups = 3;
+/// The consumer warpgroups a block of head dim `headDim` runs when
+/// `requested` are asked for: three only up to D 64, where O (D / 2
+/// registers) leaves room in three consumers' 160 registers for S and P
+/// (past it ptxas spills, and at D 256 cannot compile the RS wgmma).
+inline constexpr int64_t wgmmaGroupsFor(int64_t headDim, int64_t requested) {
+  return headDim <= 64 ? requested : std::min<int64_t>(requested, 2);
+}
 
 /// The tensor map kernels take by value (CUtensorMap: 128 bytes, 64-byte
 /// aligned), as an LLVM struct of this name: fa-kernel-tensor-maps turns
