@@ -67,8 +67,9 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     if (wgmmaSchedule != "serial" && wgmmaSchedule != "pipelined")
       return rejectName("wgmma-schedule must be serial or pipelined",
                         wgmmaSchedule);
-    if (wgmmaGroups < 1 || wgmmaGroups > tensor_core::kMaxWgmmaGroups)
-      return reject("wgmma-groups must be 1, 2 or 3", wgmmaGroups);
+    if (wgmmaGroups < 0 || wgmmaGroups > tensor_core::kMaxWgmmaGroups)
+      return reject("wgmma-groups must be 0 (by head dim) or 1 to 3",
+                    wgmmaGroups);
     if (forwardWarps != 4 && forwardWarps != 8)
       return reject("forward-warps must be 4 or 8", forwardWarps);
     return success();
@@ -169,9 +170,11 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// keys, then one stage, where they and Q's tile would not fit sm_90's
   /// shared memory). The forward of this
   /// generation always runs on sm_90a, so its budget is that chip's.
-  std::optional<KernelShape> wgmmaForwardShape(int64_t headDim,
+  std::optional<KernelShape> wgmmaForwardShape(const Variant &variant,
+                                               int64_t headDim,
                                                int64_t bytes) {
-    int64_t groups = tensor_core::wgmmaGroupsFor(headDim, wgmmaGroups);
+    int64_t groups =
+        tensor_core::wgmmaGroupsFor(headDim, wgmmaGroups, variant.window);
     int64_t queryRows = 64 * groups;
     int64_t keys = wgmmaBlockN > 0 ? int64_t(wgmmaBlockN)
                                    : tensor_core::wgmmaDefaultBlockN(headDim);
@@ -205,7 +208,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
       dispatch(first, body.getTerminator(), layoutOk, d, element,
                (fn.getSymName() + "_wgmma").str(), tensor_core::kWgmmaHeadDims,
                [&](int64_t headDim, int64_t bytes) {
-                 return wgmmaForwardShape(headDim, bytes);
+                 return wgmmaForwardShape(variant, headDim, bytes);
                },
                [&](ImplicitLocOpBuilder &b, int64_t headDim,
                    const KernelShape &shape, StringRef name) {

@@ -1,15 +1,15 @@
-// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-schedule=serial" | FileCheck %s
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-schedule=serial wgmma-groups=2" | FileCheck %s
 // RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-block-n=64 wgmma-groups=1 wgmma-schedule=serial" | FileCheck %s --check-prefix=SMALL
 // RUN: fa-opt %s --fa-specialize-element-type=element-type=f32 --fa-tile --fa-gpu-tensor-core=generation=wgmma | FileCheck %s --check-prefix=F32
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core=generation=hmma 2>&1 | FileCheck %s --check-prefix=BADGEN
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma wgmma-groups=4" 2>&1 | FileCheck %s --check-prefix=BADGROUPS
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma wgmma-block-n=24" 2>&1 | FileCheck %s --check-prefix=BADBLOCK
-// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-stages=3" | FileCheck %s --check-prefix=PIPE
-// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-groups=3" | FileCheck %s --check-prefix=THREE
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-stages=3 wgmma-groups=2" | FileCheck %s --check-prefix=PIPE
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core=generation=wgmma | FileCheck %s --check-prefix=THREE
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma wgmma-stages=4" 2>&1 | FileCheck %s --check-prefix=BADSTAGES
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma wgmma-schedule=eager" 2>&1 | FileCheck %s --check-prefix=BADSCHEDULE
 // BADGEN: error: fa-gpu-tensor-core: generation must be mma-sync or wgmma, got 'hmma'
-// BADGROUPS: error: fa-gpu-tensor-core: wgmma-groups must be 1, 2 or 3, got 4
+// BADGROUPS: error: fa-gpu-tensor-core: wgmma-groups must be 0 (by head dim) or 1 to 3, got 4
 // BADBLOCK: error: fa-gpu-tensor-core: wgmma-block-n must be 0 (by head dim) or a multiple of 16 up to 256, got 24
 // BADSTAGES: error: fa-gpu-tensor-core: wgmma-stages must be 0 (two where they fit) or 1 to 3, got 4
 // BADSCHEDULE: error: fa-gpu-tensor-core: wgmma-schedule must be serial or pipelined, got 'eager'

@@ -134,9 +134,10 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     Option<"wgmmaBlockN", "wgmma-block-n", "int64_t", "0",
            "wgmma forward: keys per K/V tile, a multiple of 16 up to 256 "
            "(0: 128 at D 64 to 128, else 64)">,
-    Option<"wgmmaGroups", "wgmma-groups", "int64_t", "2",
+    Option<"wgmmaGroups", "wgmma-groups", "int64_t", "0",
            "wgmma forward: consumer warpgroups per block, 64 query rows "
-           "each (1, 2 or 3; at most 2 past D 64)">,
+           "each: 1 to 3, at most 2 past D 64 (0: 3 up to D 64, 2 under a "
+           "window of fewer than 1024 keys and past D 64)">,
     Option<"wgmmaStages", "wgmma-stages", "int64_t", "0",
            "wgmma forward: K/V stages, 1 to 3 (0: 2, or 1 where two do not "
            "fit); fewer keys per tile where they would not fit">,

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 namespace fa::tensor_core {
 
@@ -77,11 +78,21 @@ static_assert(128 * wgmmaProducerRegisters(2) +
 /// Consumer warpgroups of the wgmma forward, at most.
 inline constexpr int64_t kMaxWgmmaGroups = 3;
 /// The consumer warpgroups a block of head dim `headDim` runs when
-/// `requested` are asked for: three only up to D 64, where O (D / 2
-/// registers) leaves room in three consumers' 160 registers for S and P
-/// (past it ptxas spills, and at D 256 cannot compile the RS wgmma).
-inline constexpr int64_t wgmmaGroupsFor(int64_t headDim, int64_t requested) {
-  return headDim <= 64 ? requested : std::min<int64_t>(requested, 2);
+/// `requested` are asked for (0: the default): three only up to D 64, where
+/// O (D / 2 registers) leaves room in three consumers' 160 registers for S
+/// and P (past it ptxas spills, and at D 256 cannot compile the RS wgmma).
+/// By default three there (the softmax, as long as at D 128 while the GEMMs
+/// are half as long, needs two other consumers' GEMMs under it: bench/
+/// NOTES.md, D 64 +6-12%), but two under a window of fewer than
+/// kWideWindow keys, whose 192-row blocks would mostly compute masked
+/// pairs; two past D 64.
+inline constexpr int64_t kWideWindow = 1024;
+inline constexpr int64_t wgmmaGroupsFor(int64_t headDim, int64_t requested,
+                                        std::optional<int64_t> window) {
+  int64_t most = headDim <= 64 ? kMaxWgmmaGroups : 2;
+  if (requested > 0)
+    return std::min(requested, most);
+  return window && *window < kWideWindow ? std::min<int64_t>(most, 2) : most;
 }
 
 /// The tensor map kernels take by value (CUtensorMap: 128 bytes, 64-byte
