@@ -105,9 +105,11 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// D == d0) <kernel d0> else if (layoutOk and D == d1) <kernel d1> ...
   /// else <the ops>` over `headDims`, built at `first`. Kernels are named
   /// <prefix>_d<D>; head dims `plan` gives no shape keep the ops.
-  void dispatch(Operation *first, Operation *last, Value layoutOk, Value d,
-                Type element, StringRef prefix, ArrayRef<int64_t> headDims,
-                PlanKernel plan, EmitKernel emit) {
+  /// Returns the block that ends up holding [first, last) (the chain's
+  /// fallback), or null where no head dim fits and nothing moved.
+  Block *dispatch(Operation *first, Operation *last, Value layoutOk, Value d,
+                  Type element, StringRef prefix, ArrayRef<int64_t> headDims,
+                  PlanKernel plan, EmitKernel emit) {
     ImplicitLocOpBuilder b(first->getLoc(), first);
     Block *block = first->getBlock();
     Block *fallback = nullptr;
@@ -130,10 +132,11 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
       b.setInsertionPointToStart(fallback);
     }
     if (!fallback)
-      return; // no head dim fits: the ops stay as they are
+      return nullptr; // no head dim fits: the ops stay as they are
     fallback->getOperations().splice(fallback->getTerminator()->getIterator(),
                                      block->getOperations(),
                                      first->getIterator(), last->getIterator());
+    return fallback;
   }
 
   /// Whether every one of `operands` suits the kernels, computed at `at`.
@@ -204,21 +207,39 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                                                   args.o});
     ImplicitLocOpBuilder b(fn.getLoc(), first);
     Value d = memref::DimOp::create(b, args.q, 3);
+    Operation *last = body.getTerminator();
     if (useWgmma(element)) {
-      dispatch(first, body.getTerminator(), layoutOk, d, element,
-               (fn.getSymName() + "_wgmma").str(), tensor_core::kWgmmaHeadDims,
-               [&](int64_t headDim, int64_t bytes) {
-                 return wgmmaForwardShape(variant, headDim, bytes);
-               },
-               [&](ImplicitLocOpBuilder &b, int64_t headDim,
-                   const KernelShape &shape, StringRef name) {
-                 tensor_core::emitWgmmaForward(b, element, headDim, shape,
-                                               wgmmaSchedule == "pipelined",
-                                               variant, args, name);
-               });
-      return;
+      // Under a short window mma.sync's 64-row blocks, several to an SM,
+      // beat wgmma's blocks of 128 rows where both run (bench/NOTES.md):
+      // those head dims go on to the mma.sync chain below.
+      bool shortWindow =
+          variant.window && *variant.window < tensor_core::kShortWindow;
+      SmallVector<int64_t> headDims;
+      for (int64_t headDim : tensor_core::kWgmmaHeadDims)
+        if (!shortWindow ||
+            !llvm::is_contained(tensor_core::kShortWindowMmaSyncHeadDims,
+                                headDim))
+          headDims.push_back(headDim);
+      Block *rest = dispatch(
+          first, last, layoutOk, d, element,
+          (fn.getSymName() + "_wgmma").str(), headDims,
+          [&](int64_t headDim, int64_t bytes) {
+            return wgmmaForwardShape(variant, headDim, bytes);
+          },
+          [&](ImplicitLocOpBuilder &b, int64_t headDim,
+              const KernelShape &shape, StringRef name) {
+            tensor_core::emitWgmmaForward(b, element, headDim, shape,
+                                          wgmmaSchedule == "pipelined",
+                                          variant, args, name);
+          });
+      if (!shortWindow)
+        return;
+      if (rest) {
+        first = &rest->front();
+        last = rest->getTerminator();
+      }
     }
-    dispatch(first, body.getTerminator(), layoutOk, d, element,
+    dispatch(first, last, layoutOk, d, element,
              (fn.getSymName() + "_mma").str(), tensor_core::kHeadDims,
              [&](int64_t headDim, int64_t bytes) {
                return keyTileShape(headDim, bytes, forwardWarps, kvStages);

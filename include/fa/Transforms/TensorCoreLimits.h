@@ -75,6 +75,12 @@ static_assert(128 * wgmmaProducerRegisters(2) +
               128 * wgmmaProducerRegisters(3) +
                       384 * wgmmaConsumerRegisters(3) <=
                   65536);
+/// Windows shorter than this many keys run the mma.sync forward at these
+/// head dims, even on Hopper: its 64-row blocks, several to an SM, waste
+/// fewer masked pairs (gpt-oss's 128-key window at D 64: 0.387 ms against
+/// wgmma's 0.49; D 128 is not measured yet and stays on wgmma).
+inline constexpr int64_t kShortWindow = 256;
+inline constexpr int64_t kShortWindowMmaSyncHeadDims[] = {64};
 /// Consumer warpgroups of the wgmma forward, at most.
 inline constexpr int64_t kMaxWgmmaGroups = 3;
 /// The consumer warpgroups a block of head dim `headDim` runs when
