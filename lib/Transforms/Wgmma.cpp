@@ -549,8 +549,8 @@ private:
   /// its P is zero (the buffer starts so) and it multiplies K_0's tile, which
   /// has landed and holds finite values, so O stays zero without a branch
   /// around the wgmma (whose accumulators must not cross one unwaited).
-  /// With two consumers they take turns to issue (ping-pong), so one's
-  /// softmax has the tensor cores' other GEMMs under it.
+  /// With two or three consumers they take turns to issue (ping-pong), so
+  /// one's softmax has the tensor cores' other GEMMs under it.
   void emitConsumer(const Variant &variant, const ForwardArgs &args,
                     const Dims &dims, Value tiles, const SharedLayout &at,
                     gpu::LaunchOp launch) {

@@ -102,8 +102,10 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     registers and run S = Q K^T as wgmma.mma_async with both operands in
     shared memory and O += P V with P from registers and V transposed from
     shared memory: by default tile t's softmax under tile t-1's P V, with
-    two consumers taking turns (named barriers) to issue their GEMMs
-    (ping-pong), or serially per tile with `wgmma-schedule=serial`. The host code has the runtime
+    the consumers taking turns (named barriers) to issue their GEMMs
+    (ping-pong), or serially per tile with `wgmma-schedule=serial`. Under
+    windows shorter than 256 keys D 64 keeps the mma.sync forward, whose
+    64-row blocks share an SM. The host code has the runtime
     make Q, K and V's tensor maps (`faTensorMapEncode`) at each launch and
     passes them by value (see fa-kernel-tensor-maps); it launches nothing
     when the driver refuses one. The backward and f32 stay on mma.sync.
