@@ -199,6 +199,18 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   (void)paramsCount;
   if (!function)
     return;
+  /* CUDA's grid limits (x below 2^31, y and z at most 65535): a launch past
+     them is refused here, by name, rather than truncated to unsigned. */
+  if (gridX < 1 || gridX > 2147483647 || gridY < 1 || gridY > 65535 ||
+      gridZ < 1 || gridZ > 65535) {
+    char detail[256];
+    snprintf(detail, sizeof detail,
+             "a grid of (%lld, %lld, %lld) blocks is past CUDA's limits "
+             "(x at most 2147483647, y and z at most 65535)",
+             (long long)gridX, (long long)gridY, (long long)gridZ);
+    fail("cannot launch a kernel", detail);
+    return;
+  }
   if (smem > 48 * 1024 &&
       !check(driver.cuFuncSetAttribute(
                  (CUfunction)function,

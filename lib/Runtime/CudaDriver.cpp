@@ -271,6 +271,20 @@ extern "C" void faMgpuLaunchKernel(void *function, intptr_t gridX,
     return;
   Driver &d = driver();
   auto f = static_cast<CUfunction>(function);
+  // Refused here by name rather than by the driver's
+  // CUDA_ERROR_INVALID_VALUE (or a silent cast to unsigned).
+  if (std::string why = gridLimitError(gridX, gridY, gridZ); !why.empty()) {
+    std::string name = "kernel";
+    {
+      std::lock_guard<std::mutex> lock(kernelNamesMutex());
+      auto it = kernelNames().find(f);
+      if (it != kernelNames().end())
+        name += " " + it->second;
+    }
+    if (pendingError().empty())
+      pendingError() = "cannot launch " + name + ": " + why;
+    return;
+  }
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
   if (smem > tensor_core::kStaticSharedBytes &&
       !checkKernel(d.cuFuncSetAttribute(
@@ -531,6 +545,17 @@ int64_t maxSharedBytesPerBlock() {
 
 double takeModuleLoadSeconds() {
   return std::exchange(moduleLoadSeconds, 0.0);
+}
+
+std::string gridLimitError(std::int64_t x, std::int64_t y, std::int64_t z) {
+  constexpr std::int64_t kMaxX = 2147483647, kMaxYZ = 65535;
+  if (x >= 1 && x <= kMaxX && y >= 1 && y <= kMaxYZ && z >= 1 &&
+      z <= kMaxYZ)
+    return "";
+  return "a grid of (" + std::to_string(x) + ", " + std::to_string(y) +
+         ", " + std::to_string(z) +
+         ") blocks is past CUDA's limits (x at most 2147483647, y and z at "
+         "most 65535)";
 }
 
 std::string takeLaunchError() {

@@ -41,6 +41,10 @@ double takeModuleLoadSeconds();
 /// this thread since the last call (empty when none).
 std::string takeLaunchError();
 
+/// Why a grid of (x, y, z) blocks cannot launch (CUDA's limits: x below
+/// 2^31, y and z at most 65535, each at least 1), or "" when it can.
+std::string gridLimitError(std::int64_t x, std::int64_t y, std::int64_t z);
+
 /// The mgpu* functions that MLIR's GPU-to-LLVM lowering calls, implemented
 /// on the dynamically loaded driver, for the JIT's symbol table.
 llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner);
