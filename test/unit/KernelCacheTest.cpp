@@ -9,9 +9,14 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using fa::KernelCache;
 
@@ -113,6 +118,75 @@ TEST_F(KernelCacheTest, UnwritableDirectoryIsAnErrorNotACrash) {
   EXPECT_NE(error.find("cannot create the kernel cache directory"),
             std::string::npos)
       << error;
+}
+
+TEST_F(KernelCacheTest, DirectoryThatIsAFileIsAnErrorNotACrash) {
+  std::string path = directory + "/cache";
+  write(path, "not a directory");
+  KernelCache cache(path);
+  std::string error, payload;
+  EXPECT_FALSE(cache.store(KernelCache::hashKey({"x"}), "y", error));
+  EXPECT_NE(error.find(path), std::string::npos) << error;
+  EXPECT_EQ(cache.load(KernelCache::hashKey({"x"}), payload),
+            KernelCache::Lookup::Miss);
+  EXPECT_EQ(read(path), "not a directory"); // left as it was
+}
+
+TEST_F(KernelCacheTest, FullDiskFailsTheStoreAndLeavesNothing) {
+  // A file-size limit stands in for a full disk: the write fails part way.
+  std::string key = KernelCache::hashKey({"big"});
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::signal(SIGXFSZ, SIG_IGN); // the write fails instead (EFBIG)
+    rlimit limit{4096, 4096};
+    setrlimit(RLIMIT_FSIZE, &limit);
+    std::string error;
+    bool stored = KernelCache(directory).store(key, std::string(1 << 20, 'p'),
+                                               error);
+    _exit(!stored && error.find("failed") != std::string::npos ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(countFiles(), 0u); // no partial entry, no temporary file
+  std::string error, payload;
+  KernelCache cache(directory);
+  EXPECT_EQ(cache.load(key, payload), KernelCache::Lookup::Miss);
+  EXPECT_TRUE(cache.store(key, "small", error)) << error;
+  EXPECT_EQ(cache.load(key, payload), KernelCache::Lookup::Hit);
+}
+
+TEST_F(KernelCacheTest, WriterKilledMidStoreNeverLeavesACorruptEntry) {
+  // A child stores large entries under one key until it is killed; whatever
+  // it was doing then, the key loads a whole entry or none.
+  std::string key = KernelCache::hashKey({"killed"});
+  std::string large(8 << 20, 'k');
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      std::string error;
+      for (;;)
+        KernelCache(directory).store(key, large, error);
+    }
+    usleep(20000 + 15000 * attempt);
+    kill(child, SIGKILL);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    std::string payload;
+    KernelCache::Lookup lookup = KernelCache(directory).load(key, payload);
+    EXPECT_NE(lookup, KernelCache::Lookup::Corrupt);
+    if (lookup == KernelCache::Lookup::Hit)
+      EXPECT_EQ(payload, large);
+  }
+  // The temporary files a killed writer leaves do not stop later stores.
+  std::string error, payload;
+  KernelCache cache(directory);
+  EXPECT_TRUE(cache.store(key, "after", error)) << error;
+  EXPECT_EQ(cache.load(key, payload), KernelCache::Lookup::Hit);
+  EXPECT_EQ(payload, "after");
 }
 
 TEST_F(KernelCacheTest, NoDirectoryMeansNoCaching) {
