@@ -103,17 +103,18 @@ def saved_tensors_mib(fn):
 QUEUED_CALLS = 1
 
 
-def cuda_ms(fn):
-    """fn's GPU time in ms, between CUDA events recorded around
-    QUEUED_CALLS calls of it, per call."""
+def cuda_ms(fn, calls=None):
+    """fn's GPU time in ms, between CUDA events recorded around `calls`
+    calls of it (default QUEUED_CALLS), per call."""
+    calls = QUEUED_CALLS if calls is None else calls
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
     start.record()
-    for _ in range(QUEUED_CALLS):
+    for _ in range(calls):
         fn()
     end.record()
     end.synchronize()
-    return start.elapsed_time(end) / QUEUED_CALLS
+    return start.elapsed_time(end) / calls
 
 
 class Skipped(Exception):

@@ -56,17 +56,7 @@ def host_us(fn, calls=300):
 
 
 def queued_ms(fn, queue, reps=10):
-    times = []
-    for _ in range(reps):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(queue):
-            fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / queue)
-    return statistics.median(times)
+    return statistics.median(common.cuda_ms(fn, queue) for _ in range(reps))
 
 
 def breakdown(fa, tiny):

@@ -12,8 +12,8 @@
 #   hopper          the wgmma forwards: checks and SASS (hopper-checks.log,
 #                   hopper-sass.log; not in the default list)
 #   hopper-speed    their TFLOP/s against mma.sync's (hopper-speed.log)
-#   hopper-schedules  serial against pipelined consumers per head dim, and
-#                   ncu of both at D 128 (hopper-schedules.log)
+#   hopper-schedules  serial against pipelined consumers per head dim
+#                   (hopper-schedules.log)
 #   speeds          fa-run forward TFLOP/s of the FA_SPEEDS cases
 #                   ("generation|spec|shape|flags;...": speeds.log)
 #   hopper-ncu      ncu's full set on the wgmma forward (mha D 128 4k) per
@@ -184,24 +184,12 @@ if stage hopper-speed; then
 fi
 if stage hopper-schedules; then
   # The wgmma forward's two consumer schedules, serial and pipelined
-  # (ping-pong), at every head dim; then ncu's tensor-pipe utilisation and
-  # stall reasons of both at D 128.
-  {
-    for d in 32 64 80 96 128 192 256; do
-      for schedule in serial pipelined; do
-        speed wgmma causal 2,16,16,8192,8192,$d "--wgmma-schedule $schedule"
-      done
-    done
+  # (ping-pong), at every head dim (ncu of both: the hopper-ncu stage).
+  for d in 32 64 80 96 128 192 256; do
     for schedule in serial pipelined; do
-      echo "== ncu $schedule mha 4,16,16,4096,4096,128"
-      FA_AUTOTUNE=0 timeout 180 ncu --kernel-name regex:wgmma --launch-count 1 \
-        --section SpeedOfLight --section WarpStateStats \
-        --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \
-        "$FA/bin/fa-run" kernels_spec/mha.mlir --target gpu --dtype bf16 \
-        --shape 4,16,16,4096,4096,128 --wgmma-schedule $schedule 2>&1 |
-        grep -E 'hmma|Throughput|Stall|Warp Cycles|Issued'
+      speed wgmma causal 2,16,16,8192,8192,$d "--wgmma-schedule $schedule"
     done
-  } > "$OUT_DIR/hopper-schedules.log" 2>&1
+  done > "$OUT_DIR/hopper-schedules.log" 2>&1
 fi
 
 if stage speeds; then

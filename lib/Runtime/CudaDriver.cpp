@@ -151,18 +151,18 @@ bool check(CUresult result, const char *call, const llvm::Twine &context) {
 
 /// check() for a call on kernel `f`, named in the message as `what` and
 /// the kernel's name, which is looked up only when the call failed.
+/// Kernel `f`'s name, or "" where it was never looked up by name.
+std::string kernelName(CUfunction f) {
+  std::lock_guard<std::mutex> lock(kernelNamesMutex());
+  auto it = kernelNames().find(f);
+  return it != kernelNames().end() ? it->second : std::string();
+}
+
 bool checkKernel(CUresult result, const char *call, CUfunction f,
                  const char *what = "kernel ") {
   if (result == CUDA_SUCCESS)
     return true;
-  std::string name;
-  {
-    std::lock_guard<std::mutex> lock(kernelNamesMutex());
-    auto it = kernelNames().find(f);
-    if (it != kernelNames().end())
-      name = it->second;
-  }
-  return check(result, call, what + name);
+  return check(result, call, what + kernelName(f));
 }
 
 bool load(std::string &error) {
@@ -274,15 +274,8 @@ extern "C" void faMgpuLaunchKernel(void *function, intptr_t gridX,
   // Refused here by name rather than by the driver's
   // CUDA_ERROR_INVALID_VALUE (or a silent cast to unsigned).
   if (std::string why = gridLimitError(gridX, gridY, gridZ); !why.empty()) {
-    std::string name = "kernel";
-    {
-      std::lock_guard<std::mutex> lock(kernelNamesMutex());
-      auto it = kernelNames().find(f);
-      if (it != kernelNames().end())
-        name += " " + it->second;
-    }
     if (pendingError().empty())
-      pendingError() = "cannot launch " + name + ": " + why;
+      pendingError() = "cannot launch kernel " + kernelName(f) + ": " + why;
     return;
   }
   // Above 48 KiB of dynamic shared memory a kernel must opt in.

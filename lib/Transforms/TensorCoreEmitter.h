@@ -490,7 +490,7 @@ protected:
   /// The online-softmax step on the S accumulator tiles `s` of the key
   /// tile at n0 (masked when `keyHi` is set): leaves P in `s`, with the row
   /// statistics rescaled, and O too unless `deferredAlpha` is given: then
-  /// it receives each row's factor, for rescaleOut once O may be touched.
+  /// it receives each row's factor, for rescaleRow once O may be touched.
   void onlineSoftmax(const Variant &variant, const Dims &dims,
                      const State &state, Value scaleLog2,
                      ArrayRef<Value> rowOf, Value n0, Value keyHi,

@@ -581,87 +581,31 @@ private:
     // turns, in order, to issue a tile's GEMMs, so one's softmax runs under
     // the others'.
     Value group = divi(warp, 4);
-    Value lastGroup = idx(groups() - 1);
     bool pingPong = pipelined && groups() >= 2;
     if (pingPong) {
       // Warpgroup 0 goes first: the last hands it the first turn.
       auto first = scf::IfOp::create(
           b,
           arith::AndIOp::create(
-              b, cmp(arith::CmpIPredicate::eq, group, lastGroup),
+              b, cmp(arith::CmpIPredicate::eq, group, idx(groups() - 1)),
               cmp(arith::CmpIPredicate::sgt, total, idx(0))),
           false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(first.thenBlock());
       passTurn(idx(0));
     }
+    TileStep step{variant, dims,    state, scaleLog2, rowOf, at,
+                  queries, pBuffer, group, total,     pingPong};
     Value done = idx(0); // tiles of the earlier phases
     for (const KeyPhase &p : phases) {
       phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockN,
             [&](Value n0, bool masked) {
               Value count = add(done, divi(sub(n0, p.lo), blockN));
-              if (!pipelined)
-                return serialTile(variant, dims, state, scaleLog2, rowOf, at,
-                                  queries, pBuffer, n0,
-                                  masked ? p.keyHi : Value(), count);
-              auto [slot, parity] = stageOf(count);
-              Value first = cmp(arith::CmpIPredicate::eq, count, idx(0));
-              Value later = cmp(arith::CmpIPredicate::ne, count, idx(0));
-              // Tile t - 1's stage and parity (t + 2 stages - 1 keeps the
-              // parity and never underflows).
-              auto [prevSlot, prevParity] =
-                  stageOf(add(count, idx(2 * kvStages - 1)));
-              Value keys = stageAt(at, at.keys, slot);
-              waitBarrier(stageBarrier(at, StageBarrier::KeysLanded, slot),
-                          parity);
-              if (pingPong)
-                NVVM::BarrierOp::create(b, Type(), toI32(add(group, idx(1))),
-                                        i32(256), /*reductionOp=*/nullptr,
-                                        /*reductionPredicate=*/Value());
-              Value scoreAcc = issueScores(queries, keys);
-              // Tile 0 has no V to wait for: the barrier of the stage it
-              // names may already be a round ahead.
-              {
-                auto wait = scf::IfOp::create(b, later, false);
-                OpBuilder::InsertionGuard guard(b);
-                b.setInsertionPointToStart(wait.thenBlock());
-                waitBarrier(
-                    stageBarrier(at, StageBarrier::ValuesLanded, prevSlot),
-                    prevParity);
-              }
-              issueValues(pBuffer,
-                          select(first, keys,
-                                 stageAt(at, at.values, prevSlot)),
-                          state.out);
-              if (pingPong) {
-                // Every turn taken is handed over once: the last
-                // warpgroup's last one has no taker (warpgroup 0 is done).
-                Value handsOver = arith::OrIOp::create(
-                    b, cmp(arith::CmpIPredicate::ne, group, lastGroup),
-                    cmp(arith::CmpIPredicate::ult, add(count, idx(1)), total));
-                auto hand = scf::IfOp::create(b, handsOver, false);
-                OpBuilder::InsertionGuard guard(b);
-                b.setInsertionPointToStart(hand.thenBlock());
-                passTurn(select(cmp(arith::CmpIPredicate::eq, group, lastGroup),
-                                idx(0), add(group, idx(1))));
-              }
-              waitGroups(1);
-              arriveOn(stageBarrier(at, StageBarrier::KeysFree, slot));
-              SmallVector<SmallVector<Value, 4>> s = scoreTiles(scoreAcc);
-              std::array<Value, 2> alpha;
-              onlineSoftmax(variant, dims, state, scaleLog2, rowOf, n0,
-                            masked ? p.keyHi : Value(), s, &alpha);
-              storeP(s, pBuffer);
-              waitGroups(0);
-              {
-                auto release = scf::IfOp::create(b, later, false);
-                OpBuilder::InsertionGuard guard(b);
-                b.setInsertionPointToStart(release.thenBlock());
-                arriveOn(
-                    stageBarrier(at, StageBarrier::ValuesFree, prevSlot));
-              }
-              for (int64_t r = 0; r < 2; ++r)
-                rescaleRow(state, r, alpha[r]);
+              Value keyHi = masked ? p.keyHi : Value();
+              if (pipelined)
+                pipelinedTile(step, n0, keyHi, count);
+              else
+                serialTile(step, n0, keyHi, count);
             });
       done = add(done, tileCount(p));
     }
@@ -678,28 +622,110 @@ private:
     }
     storeForward(state, args, dims, head, rowOf);
   }
-  /// The serial schedule's step on the block's tile `count`, at key n0.
-  void serialTile(const Variant &variant, const Dims &dims,
-                  const State &state, Value scaleLog2, ArrayRef<Value> rowOf,
-                  const SharedLayout &at, Value queries, Value pBuffer,
-                  Value n0, Value keyHi, Value count) {
+
+  /// What a consumer's steps over its block's tiles share.
+  struct TileStep {
+    const Variant &variant;
+    const Dims &dims;
+    const State &state;
+    Value scaleLog2;
+    std::array<Value, 2> rowOf;
+    const SharedLayout &at;
+    Value queries, pBuffer;
+    Value group, total; // this consumer warpgroup; the block's tiles
+    bool pingPong;
+  };
+  /// The serial schedule's step on the block's tile `count`, at key n0
+  /// (masked below `keyHi` when set).
+  void serialTile(const TileStep &step, Value n0, Value keyHi, Value count) {
+    const SharedLayout &at = step.at;
     auto [slot, parity] = stageOf(count);
     waitBarrier(stageBarrier(at, StageBarrier::KeysLanded, slot), parity);
-    Value scoreAcc = issueScores(queries, stageAt(at, at.keys, slot));
+    Value scoreAcc = issueScores(step.queries, stageAt(at, at.keys, slot));
     waitGroups(0);
     arriveOn(stageBarrier(at, StageBarrier::KeysFree, slot));
     SmallVector<SmallVector<Value, 4>> s = scoreTiles(scoreAcc);
-    onlineSoftmax(variant, dims, state, scaleLog2, rowOf, n0, keyHi, s);
-    storeP(s, pBuffer);
+    onlineSoftmax(step.variant, step.dims, step.state, step.scaleLog2,
+                  step.rowOf, n0, keyHi, s);
+    storeP(s, step.pBuffer);
     waitBarrier(stageBarrier(at, StageBarrier::ValuesLanded, slot), parity);
-    issueValues(pBuffer, stageAt(at, at.values, slot), state.out);
+    issueValues(step.pBuffer, stageAt(at, at.values, slot), step.state.out);
     waitGroups(0);
     arriveOn(stageBarrier(at, StageBarrier::ValuesFree, slot));
   }
-  /// Gives consumer warpgroup `to` its turn: arrives on its named barrier
-  /// (1 + `to`), which its 128 threads and these 128 complete.
+  /// The pipelined schedule's step on the block's tile `count` (t), at key
+  /// n0: S_t is issued, then tile t - 1's P V, and S_t's softmax runs
+  /// under that P V.
+  void pipelinedTile(const TileStep &step, Value n0, Value keyHi,
+                     Value count) {
+    const SharedLayout &at = step.at;
+    auto [slot, parity] = stageOf(count);
+    Value later = cmp(arith::CmpIPredicate::ne, count, idx(0));
+    // Tile t - 1's stage and parity (t + 2 stages - 1 keeps the parity and
+    // never underflows).
+    auto [prevSlot, prevParity] = stageOf(add(count, idx(2 * kvStages - 1)));
+    Value keys = stageAt(at, at.keys, slot);
+    waitBarrier(stageBarrier(at, StageBarrier::KeysLanded, slot), parity);
+    if (step.pingPong)
+      waitTurn(step.group);
+    Value scoreAcc = issueScores(step.queries, keys);
+    // Tile 0 has no V to wait for: the barrier of the stage it names may
+    // already be a round ahead.
+    {
+      auto wait = scf::IfOp::create(b, later, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(wait.thenBlock());
+      waitBarrier(stageBarrier(at, StageBarrier::ValuesLanded, prevSlot),
+                  prevParity);
+    }
+    issueValues(step.pBuffer,
+                select(later, stageAt(at, at.values, prevSlot), keys),
+                step.state.out);
+    if (step.pingPong) {
+      // Every turn taken is handed over once: the last warpgroup's last one
+      // has no taker (warpgroup 0 is done).
+      Value lastGroup = idx(groups() - 1);
+      Value handsOver = arith::OrIOp::create(
+          b, cmp(arith::CmpIPredicate::ne, step.group, lastGroup),
+          cmp(arith::CmpIPredicate::ult, add(count, idx(1)), step.total));
+      auto hand = scf::IfOp::create(b, handsOver, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(hand.thenBlock());
+      // The next warpgroup's turn, the last's going round to 0 (a select,
+      // not a remainder: no division on the loop).
+      passTurn(select(cmp(arith::CmpIPredicate::eq, step.group, lastGroup),
+                      idx(0), add(step.group, idx(1))));
+    }
+    waitGroups(1);
+    arriveOn(stageBarrier(at, StageBarrier::KeysFree, slot));
+    SmallVector<SmallVector<Value, 4>> s = scoreTiles(scoreAcc);
+    std::array<Value, 2> alpha;
+    onlineSoftmax(step.variant, step.dims, step.state, step.scaleLog2,
+                  step.rowOf, n0, keyHi, s, &alpha);
+    storeP(s, step.pBuffer);
+    waitGroups(0);
+    {
+      auto release = scf::IfOp::create(b, later, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(release.thenBlock());
+      arriveOn(stageBarrier(at, StageBarrier::ValuesFree, prevSlot));
+    }
+    for (int64_t r = 0; r < 2; ++r)
+      rescaleRow(step.state, r, alpha[r]);
+  }
+  /// Consumer warpgroup g's turn barrier: named barrier 1 + g (0 is the
+  /// block's).
+  Value turnBarrier(Value group) { return toI32(add(group, idx(1))); }
+  /// Waits for this warpgroup's turn to issue its GEMMs.
+  void waitTurn(Value group) {
+    NVVM::BarrierOp::create(b, Type(), turnBarrier(group), i32(256),
+                            /*reductionOp=*/nullptr,
+                            /*reductionPredicate=*/Value());
+  }
+  /// Gives consumer warpgroup `to` its turn: arrives on its turn barrier,
+  /// which its 128 threads and these 128 complete.
   void passTurn(Value to) {
-    NVVM::BarrierArriveOp::create(b, toI32(add(to, idx(1))), i32(256));
+    NVVM::BarrierArriveOp::create(b, turnBarrier(to), i32(256));
   }
   /// Every consumer thread arrives on `barrier` once.
   void arriveOn(Value barrier) {
