@@ -9,6 +9,8 @@
 # "specs configs sass export pytest homework variants-d64 variants-d128
 # flex-d64 flex-d128 compile conformance". Stages:
 #   specs, configs, sass, export, pytest, conformance   correctness (logs)
+#   large           python/tests/test_large.py: past 2^31 elements, B * H
+#                   past 65535 (large.log; 60 GB of GPU memory)
 #   hopper          the wgmma forwards: checks and SASS (hopper-checks.log,
 #                   hopper-sass.log; not in the default list)
 #   hopper-speed    their TFLOP/s against mma.sync's (hopper-speed.log)
@@ -276,13 +278,26 @@ if start_python_log "$OUT_DIR/pytest.log"; then
   # The default config: each new shape class would otherwise compile and
   # time every candidate (the autotuning test turns it on for itself).
   PYTHONPATH="$PY_DIR" FA_CACHE_DIR=/tmp/fa-pycache FA_AUTOTUNE=0 timeout 420 \
-    python3 -m pytest -q -p no:cacheprovider ${FA_PYTEST_ARGS:-python/tests} >> "$OUT_DIR/pytest.log" 2>&1 || status=1
+    python3 -m pytest -q -p no:cacheprovider \
+      ${FA_PYTEST_ARGS:-python/tests --ignore=python/tests/test_large.py} \
+      >> "$OUT_DIR/pytest.log" 2>&1 || status=1
   for example in examples/*.py; do
     PYTHONPATH="$PY_DIR" FA_AUTOTUNE=0 timeout 120 python3 "$example" --device cuda \
       >> "$OUT_DIR/pytest.log" 2>&1 || status=1
   done
 fi
 tail -n 3 "$OUT_DIR/pytest.log"
+}
+
+# Sizes past 32-bit limits (python/tests/test_large.py): more than 2^31
+# elements per tensor, B * H past grid y/z; 60 GB of GPU memory.
+stage large && {
+if start_python_log "$OUT_DIR/large.log"; then
+  PYTHONPATH="$PY_DIR" FA_CACHE_DIR=/tmp/fa-pycache FA_AUTOTUNE=0 timeout 400 \
+    python3 -m pytest -q -s -p no:cacheprovider python/tests/test_large.py \
+    >> "$OUT_DIR/large.log" 2>&1 || status=1
+fi
+tail -n 3 "$OUT_DIR/large.log"
 }
 
 # Benchmarks (bench/README.md), one device call each: bench_stage NAME

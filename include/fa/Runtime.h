@@ -86,6 +86,9 @@ struct CompileOptions {
   /// The wgmma forward's consumer warpgroups per block (64 query rows
   /// each), 1 to 3; 0: the compiler's choice.
   int64_t wgmmaGroups = 0;
+  /// Forward grids: (batch, head) pairs whose query tiles run interleaved,
+  /// the longest causal tiles first; 0: the compiler's choice.
+  int64_t gridSection = 0;
   /// The MMA generation of the tensor-core kernels: "auto" (wgmma
   /// forwards on sm_90a, mma.sync elsewhere), "mma-sync" or "wgmma".
   std::string mmaGeneration = "auto";

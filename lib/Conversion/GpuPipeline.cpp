@@ -88,6 +88,7 @@ void fa::buildGpuPipeline(OpPassManager &pm,
   tensorCore.wgmmaSchedule = options.wgmmaSchedule;
   if (options.wgmmaGroups > 0)
     tensorCore.wgmmaGroups = options.wgmmaGroups;
+  tensorCore.gridSection = options.gridSection;
   pm.addPass(createFAGpuTensorCore(tensorCore));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

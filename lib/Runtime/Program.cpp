@@ -358,6 +358,7 @@ static void buildPipeline(PassManager &pm, bool gpu, const std::string &arch,
     gpuOptions.tensorCoreGeneration = options.mmaGeneration;
     gpuOptions.wgmmaSchedule = options.wgmmaSchedule;
     gpuOptions.wgmmaGroups = options.wgmmaGroups;
+    gpuOptions.gridSection = options.gridSection;
     gpuOptions.chip = arch;
     buildGpuPipeline(pm, gpuOptions);
     return;
@@ -417,7 +418,8 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
                       (options.allowTf32 ? " tf32" : "") + " gen " +
                       options.mmaGeneration + " schedule " +
                       options.wgmmaSchedule + " groups " +
-                      std::to_string(options.wgmmaGroups);
+                      std::to_string(options.wgmmaGroups) + " section " +
+                      std::to_string(options.gridSection);
   std::string key = KernelCache::hashKey(
       {compilerId(), LLVM_VERSION_STRING, useGpu ? "gpu" : "cpu", arch,
        driver, tiles, specialised});

@@ -70,6 +70,9 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     if (wgmmaGroups < 0 || wgmmaGroups > tensor_core::kMaxWgmmaGroups)
       return reject("wgmma-groups must be 0 (by head dim) or 1 to 3",
                     wgmmaGroups);
+    if (gridSection < 0)
+      return reject("grid-section must be 0 (the default) or more",
+                    gridSection);
     if (forwardWarps != 4 && forwardWarps != 8)
       return reject("forward-warps must be 4 or 8", forwardWarps);
     return success();
@@ -162,6 +165,13 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     return KernelShape{rows, warps, /*queryRows=*/0, stages};
   }
 
+  /// A forward's `shape` with the pass's grid section.
+  KernelShape withGridSection(KernelShape shape) const {
+    if (gridSection > 0)
+      shape.gridSection = gridSection;
+    return shape;
+  }
+
   /// Whether forwards of `element` run on wgmma: the pass's generation
   /// says so, and the type is 16-bit (f32 stays on mma.sync's tf32).
   bool useWgmma(Type element) const {
@@ -228,7 +238,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
           },
           [&](ImplicitLocOpBuilder &b, int64_t headDim,
               const KernelShape &shape, StringRef name) {
-            tensor_core::emitWgmmaForward(b, element, headDim, shape,
+            tensor_core::emitWgmmaForward(b, element, headDim,
+                                          withGridSection(shape),
                                           wgmmaSchedule == "pipelined",
                                           variant, args, name);
           });
@@ -246,8 +257,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
              },
              [&](ImplicitLocOpBuilder &b, int64_t headDim,
                  const KernelShape &shape, StringRef name) {
-               tensor_core::createMmaSyncKernels(b, element, headDim, shape,
-                                                 allowTf32)
+               tensor_core::createMmaSyncKernels(
+                   b, element, headDim, withGridSection(shape), allowTf32)
                    ->emitForward(variant, args, name);
              });
   }

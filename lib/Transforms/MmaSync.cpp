@@ -91,11 +91,11 @@ private:
 
   /// The shared launch, with each thread's ldmatrix row addresses set up
   /// before `body`.
-  void launch(ArrayRef<Value> grid, ArrayRef<int64_t> tileRows,
+  void launch(ArrayRef<Value> extents, ArrayRef<int64_t> tileRows,
               StringRef kernelName,
               llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>)> body) {
     TensorCoreEmitter::launch(
-        grid, tileRows, kernelName,
+        extents, tileRows, kernelName,
         [&](gpu::LaunchOp launchOp, ArrayRef<Value> tiles) {
           // ldmatrix row addresses: lane L feeds row L % 8 of matrix L / 8.
           swizzle = remi(lane, 8);
@@ -441,8 +441,8 @@ private:
                     ArrayRef<Value> tiles) {
     Value kTile = tiles[0], vTile = tiles[1], qTile = tiles[2],
           dOTile = tiles[3];
-    Value kvh = launch.getBlockIds().y;
-    Value n0 = mul(launch.getBlockIds().x, idx(blockN));
+    Value kvh = blockCoord[1];
+    Value n0 = mul(blockCoord[0], idx(blockN));
     Value cols = min(idx(blockN), sub(dims.sk, n0));
     Value warpKey = mul(warp, idx(16));
     std::array<Value, 2> keyOf = laneRows(add(n0, warpKey));
@@ -498,9 +498,9 @@ private:
                   const Dims &dims, gpu::LaunchOp launch,
                   ArrayRef<Value> tiles) {
     Value kTile = tiles[0], vTile = tiles[1];
-    Value head = launch.getBlockIds().y;
+    Value head = blockCoord[1];
     kvHead = arith::DivUIOp::create(b, head, dims.group);
-    Value m0 = mul(launch.getBlockIds().x, idx(kBlockM));
+    Value m0 = mul(blockCoord[0], idx(kBlockM));
     Value rows = min(idx(kBlockM), sub(dims.sq, m0));
     std::array<Value, 2> rowOf = laneRows(add(m0, mul(warp, idx(16))));
     Value scale = scoreScale(variant, idx(headDim));

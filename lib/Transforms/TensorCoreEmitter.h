@@ -50,6 +50,9 @@ struct KernelShape {
   int64_t queryRows = 0;
   /// The forward's K/V tiles in shared memory at once (1 or 2).
   int64_t kvStages = 1;
+  /// (batch, head) pairs whose query tiles a forward grid interleaves
+  /// (queryBlock).
+  int64_t gridSection = kGridSectionPairs;
 };
 
 /// Operands of a forward entry: q, k, v[, sinks], o, lse.
@@ -70,7 +73,8 @@ public:
                     int64_t headDim, KernelShape shape, bool allowTf32)
       : TileBuilder(b, b.getF32Type(), shape.blockN), element(element),
         headDim(headDim), warps(shape.warps), queryRows(shape.queryRows),
-        kvStages(shape.kvStages), splitF32(!allowTf32) {}
+        kvStages(shape.kvStages), gridSection(shape.gridSection),
+        splitF32(!allowTf32) {}
 
   /// Whether `memref` may take the fast path: unit stride on D, the other
   /// strides multiples of 16 bytes and a 16-byte aligned start (cp.async
@@ -121,20 +125,25 @@ protected:
   int64_t queryRows;
   /// The forward's K/V stages.
   int64_t kvStages;
+  /// (batch, head) pairs per section of a forward grid.
+  int64_t gridSection;
   /// f32 products as three tf32 MMAs on hi/lo halves (else one).
   bool splitF32;
   // Per-thread values, set up at the top of the kernel.
   Value tid, warp, lane, quadRank, quadTid, batchIdx, kvHead;
+  /// This block's point of its launch's extents (launchBlocks).
+  std::array<Value, 3> blockCoord;
   /// The entry block of the kernel being built.
   Block *kernelEntry = nullptr;
 
-  /// A gpu.launch of `warps` warps per block over `grid` with one shared tile of
-  /// rows x headDim elements per entry of `tileRows`, named `kernelName`;
-  /// `body` fills it with the per-thread values set up and the tiles. Tiles
-  /// within the 48 KiB a block gets without asking are workgroup
-  /// attributions; beyond that, views into dynamic shared memory, whose
-  /// size the launch passes (the runtime raises the kernel's limit).
-  void launch(ArrayRef<Value> grid, ArrayRef<int64_t> tileRows,
+  /// A gpu.launch of `warps` warps per block over `extents` (launchBlocks)
+  /// with one shared tile of rows x headDim elements per entry of
+  /// `tileRows`, named `kernelName`; `body` fills it with the per-thread
+  /// values set up and the tiles. Tiles within the 48 KiB a block gets
+  /// without asking are workgroup attributions; beyond that, views into
+  /// dynamic shared memory, whose size the launch passes (the runtime raises
+  /// the kernel's limit).
+  void launch(ArrayRef<Value> extents, ArrayRef<int64_t> tileRows,
               StringRef kernelName,
               llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>)> body) {
     SmallVector<Type> tileTypes;
@@ -145,7 +154,7 @@ protected:
       bytes += rows * headDim * elementBytes();
     }
     bool dynamic = bytes > tensor_core::kStaticSharedBytes;
-    launchBlocks(grid, dynamic ? bytes : 0,
+    launchBlocks(extents, dynamic ? bytes : 0,
                  dynamic ? ArrayRef<Type>() : ArrayRef<Type>(tileTypes),
                  kernelName, [&](gpu::LaunchOp launch) {
                    SmallVector<Value> tiles(
@@ -164,11 +173,15 @@ protected:
                  });
   }
 
-  /// A gpu.launch of `warps` warps per block over `grid`, named
-  /// `kernelName`, with `dynamicBytes` of dynamic shared memory (none when
-  /// 0) and `workgroupTypes` as workgroup attributions; `body` fills it
-  /// with the per-thread values set up.
-  void launchBlocks(ArrayRef<Value> grid, int64_t dynamicBytes,
+  /// A gpu.launch of `warps` warps per block, one block per point of
+  /// `extents` (three of them), named `kernelName`, with `dynamicBytes` of
+  /// dynamic shared memory (none when 0) and `workgroupTypes` as workgroup
+  /// attributions; `body` fills it with the per-thread values set up.
+  ///
+  /// The grid is one-dimensional, the first extent fastest (blockCoord
+  /// decodes it): grid y and z stop at 65535, which B or H alone may pass,
+  /// while x goes to 2^31 - 1 (the runtime refuses more by name).
+  void launchBlocks(ArrayRef<Value> extents, int64_t dynamicBytes,
                     ArrayRef<Type> workgroupTypes, StringRef kernelName,
                     llvm::function_ref<void(gpu::LaunchOp)> body) {
     Value one = idx(1);
@@ -177,15 +190,16 @@ protected:
         dynamicBytes
             ? arith::ConstantIntOp::create(b, b.getI32Type(), dynamicBytes)
             : Value();
+    Value blocks = mul(extents[0], mul(extents[1], extents[2]));
     auto launch = gpu::LaunchOp::create(
-        b, grid[0], grid[1], grid[2], idx(32 * warps), one, one, bytes,
+        b, blocks, one, one, idx(32 * warps), one, one, bytes,
         /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{}, workgroupTypes,
         /*privateAttributions=*/{}, /*clusterSizeX=*/nullptr,
         /*clusterSizeY=*/nullptr, /*clusterSizeZ=*/nullptr, name, name);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
     kernelEntry = &launch.getBody().front();
-    setUpThread(launch);
+    setUpThread(launch, extents);
     body(launch);
     kernelEntry = nullptr;
     gpu::TerminatorOp::create(b);
@@ -203,38 +217,54 @@ protected:
   }
 
   /// The per-thread values every kernel starts from.
-  void setUpThread(gpu::LaunchOp launch) {
+  void setUpThread(gpu::LaunchOp launch, ArrayRef<Value> extents) {
     tid = launch.getThreadIds().x;
     warp = divi(tid, 32);
     lane = remi(tid, 32);
     quadRank = divi(lane, 4); // g
     quadTid = remi(lane, 4);  // t
-    batchIdx = launch.getBlockIds().z;
+    Value linear = launch.getBlockIds().x;
+    blockCoord = {remi(linear, extents[0]),
+                  remi(divi(linear, extents[0]), extents[1]),
+                  divi(linear, mul(extents[0], extents[1]))};
+    batchIdx = blockCoord[2];
   }
 
-  /// The query rows a forward block owns: `rowsPerBlock` from m0 (causal
-  /// blocks with the most keys first, since they finish last otherwise)
-  /// of head `head`, of which `rows` exist; warp w owns rows m0 + 16w to
-  /// m0 + 16w + 15, this lane `rowOf`. Sets kvHead.
+  /// The query rows a forward block owns: `rowsPerBlock` from m0 of head
+  /// `head`, of which `rows` exist; warp w owns rows m0 + 16w to
+  /// m0 + 16w + 15, this lane `rowOf`. Sets kvHead and batchIdx.
+  ///
+  /// Forward blocks, launched over (tiles, heads, batch), run in order of
+  /// their linear index, which this decodes in its own order:
+  /// the (batch, head) pairs go in sections of gridSection, and
+  /// within a section tile by tile across its pairs, causal tiles with the
+  /// most keys first. The longest blocks so start early and the last wave
+  /// is short ones, while a section's pairs keep their K/V in L2.
   struct QueryBlock {
     Value head, m0, rows;
     std::array<Value, 2> rowOf;
   };
   QueryBlock queryBlock(const Variant &variant, const Dims &dims, Value tiles,
                         gpu::LaunchOp launch, int64_t rowsPerBlock) {
-    gpu::KernelDim3 block = launch.getBlockIds();
-    Value tile = block.x;
+    Value linear = launch.getBlockIds().x;
+    Value pairs = mul(dims.hq, dims.batch);
+    Value sectionBlocks = mul(idx(gridSection), tiles);
+    Value firstPair = mul(divi(linear, sectionBlocks), idx(gridSection));
+    Value width = min(idx(gridSection), sub(pairs, firstPair));
+    Value inSection = remi(linear, sectionBlocks);
+    Value tile = divi(inSection, width);
     if (variant.causal)
-      tile = sub(sub(tiles, idx(1)), block.x);
+      tile = sub(sub(tiles, idx(1)), tile);
+    Value pair = add(firstPair, remi(inSection, width));
     QueryBlock q;
-    q.head = block.y;
+    q.head = remi(pair, dims.hq);
+    batchIdx = divi(pair, dims.hq);
     kvHead = arith::DivUIOp::create(b, q.head, dims.group);
     q.m0 = mul(tile, idx(rowsPerBlock));
     q.rows = min(idx(rowsPerBlock), sub(dims.sq, q.m0));
     q.rowOf = laneRows(add(q.m0, mul(warp, idx(16))));
     return q;
   }
-
   /// The two rows this lane owns among the warp's 16 starting at `first`:
   /// first + g and first + g + 8.
   std::array<Value, 2> laneRows(Value first) {
@@ -388,6 +418,8 @@ protected:
   Value remi(Value x, int64_t d) {
     return arith::RemUIOp::create(b, x, idx(d));
   }
+  Value divi(Value x, Value d) { return arith::DivUIOp::create(b, x, d); }
+  Value remi(Value x, Value d) { return arith::RemUIOp::create(b, x, d); }
 
   /// Issues the cp.async copies of rows [start, start + rows) of
   /// source[batch, head] into `tile` (rows past `limit` are zero filled, so

@@ -73,16 +73,28 @@ public:
 
   /// A loop nest over [0, ubs) whose iterations are independent: the unit a
   /// GPU maps to a grid. Callers put tiles first and batch last: the first
-  /// dimension becomes the fastest-varying (and largest) grid dimension, so
-  /// neighbouring blocks share a head's K/V in L2.
+  /// dimension varies fastest, so neighbouring blocks share a head's K/V in
+  /// L2. The nest is one loop over the product, decoded into `body`'s
+  /// indices: as a grid, one dimension, since y and z stop at 65535, which
+  /// B or H alone may pass.
   scf::ParallelOp parallel(ValueRange ubs,
                            llvm::function_ref<void(ValueRange)> body) {
-    SmallVector<Value> lbs(ubs.size(), idx(0)), steps(ubs.size(), idx(1));
-    auto par = scf::ParallelOp::create(b, lbs, ubs, steps);
+    Value count = ubs.front();
+    for (Value ub : ubs.drop_front())
+      count = mul(count, ub);
+    auto par = scf::ParallelOp::create(b, idx(0), count, idx(1));
     OpBuilder::InsertionGuard guard(b);
     currentParallel = par;
     b.setInsertionPoint(par.getBody()->getTerminator());
-    body(par.getInductionVars());
+    SmallVector<Value> ivs;
+    Value rest = par.getInductionVars().front();
+    for (auto [d, ub] : llvm::enumerate(ubs)) {
+      bool last = d + 1 == ubs.size();
+      ivs.push_back(last ? rest : arith::RemUIOp::create(b, rest, ub));
+      if (!last)
+        rest = arith::DivUIOp::create(b, rest, ub);
+    }
+    body(ivs);
     currentParallel = nullptr;
     return par;
   }

@@ -8,11 +8,38 @@
 // RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core=generation=wgmma | FileCheck %s --check-prefix=THREE
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma wgmma-stages=4" 2>&1 | FileCheck %s --check-prefix=BADSTAGES
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma wgmma-schedule=eager" 2>&1 | FileCheck %s --check-prefix=BADSCHEDULE
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core=generation=wgmma --canonicalize --cse | FileCheck %s --check-prefix=GRID
+// RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma grid-section=-1" 2>&1 | FileCheck %s --check-prefix=BADSECTION
 // BADGEN: error: fa-gpu-tensor-core: generation must be mma-sync or wgmma, got 'hmma'
 // BADGROUPS: error: fa-gpu-tensor-core: wgmma-groups must be 0 (by head dim) or 1 to 3, got 4
 // BADBLOCK: error: fa-gpu-tensor-core: wgmma-block-n must be 0 (by head dim) or a multiple of 16 up to 256, got 24
 // BADSTAGES: error: fa-gpu-tensor-core: wgmma-stages must be 0 (two where they fit) or 1 to 3, got 4
 // BADSCHEDULE: error: fa-gpu-tensor-core: wgmma-schedule must be serial or pipelined, got 'eager'
+// BADSECTION: error: fa-gpu-tensor-core: grid-section must be 0 (the default) or more, got -1
+
+// The forward's grid is one-dimensional (B or H alone may pass grid y/z's
+// 65535), one block per query tile of every (batch, head) pair. Blocks
+// decode their linear index in sections of 8 pairs: within a section tile
+// by tile across the pairs, causal tiles with the most keys first.
+// GRID-LABEL: func.func @gqa_forward(
+// GRID: %[[TILES:[0-9]+]] = arith.ceildivsi %{{.*}}, %c192 : index
+// GRID: %[[PAIRS:[0-9]+]] = arith.muli %{{.*}}, %c32 : index
+// GRID: %[[BLOCKS:[0-9]+]] = arith.muli %[[TILES]], %[[PAIRS]] : index
+// GRID: gpu.launch blocks(%[[L:[a-z0-9]+]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[BLOCKS]], %{{.*}} = %c1, %{{.*}} = %c1)
+// GRID: %[[SECTION:[0-9]+]] = arith.muli %[[TILES]], %c8 : index
+// GRID-NEXT: %[[S:[0-9]+]] = arith.divui %[[L]], %[[SECTION]] : index
+// GRID-NEXT: %[[FIRST:[0-9]+]] = arith.muli %[[S]], %c8 : index
+// GRID-NEXT: %[[LEFT:[0-9]+]] = arith.subi %[[PAIRS]], %[[FIRST]] : index
+// GRID-NEXT: %[[WIDTH:[0-9]+]] = arith.minsi %[[LEFT]], %c8 : index
+// GRID-NEXT: %[[IN:[0-9]+]] = arith.remui %[[L]], %[[SECTION]] : index
+// GRID-NEXT: %[[RANK:[0-9]+]] = arith.divui %[[IN]], %[[WIDTH]] : index
+// GRID-NEXT: %[[LAST:[0-9]+]] = arith.subi %[[TILES]], %c1 : index
+// GRID-NEXT: %[[TILE:[0-9]+]] = arith.subi %[[LAST]], %[[RANK]] : index
+// GRID-NEXT: %[[INPAIR:[0-9]+]] = arith.remui %[[IN]], %[[WIDTH]] : index
+// GRID-NEXT: %[[PAIR:[0-9]+]] = arith.addi %[[FIRST]], %[[INPAIR]] : index
+// GRID-NEXT: arith.remui %[[PAIR]], %c32 : index
+// GRID-NEXT: arith.divui %[[PAIR]], %c32 : index
+// GRID: arith.muli %[[TILE]], %c192 : index
 
 // generation=wgmma: the 16-bit forward gets one wgmma kernel per head dim
 // (32 to 256), in front of the scalar loops. The host asks the runtime for

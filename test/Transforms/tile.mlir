@@ -17,12 +17,20 @@
 // CHECK-SAME: %{{.*}}: memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>
 // GQA: the kv head is the query head divided by the group size.
 // CHECK: %[[GROUP:[0-9]+]] = arith.divsi %{{.*}}, %{{.*}} : index
+// CHECK: %[[TILES:[0-9]+]] = arith.ceildivsi
+// CHECK: %[[TH:[0-9]+]] = arith.muli %[[TILES]], %[[HQ:[a-z0-9_]+]] : index
+// CHECK: %[[ALL:[0-9]+]] = arith.muli %[[TH]], %{{.*}} : index
 // CHECK-NOT: memref.alloc(
 // CHECK: memref.alloca(%{{.*}}) : memref<16x?xf32>
 // CHECK: memref.alloca() : memref<32xf32>
-// Iterations over (batch, head, query tile) are independent: a parallel
-// loop, which the GPU maps to its grid.
-// CHECK: scf.parallel (%{{arg[0-9]+}}, %[[H:arg[0-9]+]], %{{arg[0-9]+}}) =
+// Iterations over (batch, head, query tile) are independent: one parallel
+// loop over their product (a one-dimensional grid on the GPU), the query
+// tile varying fastest, decoded into the three.
+// CHECK: scf.parallel (%[[L:arg[0-9]+]]) = (%c0) to (%[[ALL]]) step (%c1)
+// CHECK-NEXT: arith.remui %[[L]], %[[TILES]] : index
+// CHECK-NEXT: %[[REST:[0-9]+]] = arith.divui %[[L]], %[[TILES]] : index
+// CHECK-NEXT: %[[H:[0-9]+]] = arith.remui %[[REST]], %[[HQ]] : index
+// CHECK-NEXT: %[[B:[0-9]+]] = arith.divui %[[REST]], %[[HQ]] : index
 // CHECK-NEXT: arith.divsi %[[H]], %[[GROUP]] : index
 // CHECK: } {fa.tiles = "sink_keys.masked"}
 // CHECK-NOT: arith.cmpi sle

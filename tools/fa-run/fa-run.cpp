@@ -98,6 +98,12 @@ static cl::opt<int64_t> wgmmaGroups(
     cl::desc("the wgmma forward's consumer warpgroups per block, 64 query "
              "rows each: 1 to 3 (0: the compiler's choice)"),
     cl::init(0));
+static cl::opt<int64_t> gridSection(
+    cl::cat(faRunCategory), "grid-section",
+    cl::desc("forward grids: (batch, head) pairs whose query tiles run "
+             "interleaved, the longest causal tiles first (0: the "
+             "compiler's choice; 1: one pair after another)"),
+    cl::init(0));
 static cl::opt<std::string> mmaGeneration(
     cl::cat(faRunCategory), "mma-generation",
     cl::desc("MMA generation of the tensor-core kernels: auto (wgmma forwards "
@@ -561,6 +567,10 @@ int main(int argc, char **argv) {
     die("--wgmma-groups must be 1 to 3 (0: the compiler's choice), got " +
         std::to_string(wgmmaGroups));
   options.wgmmaGroups = wgmmaGroups;
+  if (gridSection < 0)
+    die("--grid-section must be 0 (the compiler's choice) or more, got " +
+        std::to_string(gridSection));
+  options.gridSection = gridSection;
 
   auto file = MemoryBuffer::getFile(specPath);
   if (!file)

@@ -67,6 +67,12 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("the wgmma forward's consumer warpgroups per block, 64 "
                      "query rows each: 1 to 3 (0: the pass default)"),
       llvm::cl::init(0)};
+  Option<int64_t> gridSection{
+      *this, "grid-section",
+      llvm::cl::desc("forward grids: (batch, head) pairs whose query tiles "
+                     "run interleaved, longest causal tiles first (0: the "
+                     "pass default)"),
+      llvm::cl::init(0)};
   Option<std::string> chip{*this, "chip", llvm::cl::desc("GPU arch, sm_XX"),
                            llvm::cl::init("sm_90")};
   Option<std::string> features{*this, "features",

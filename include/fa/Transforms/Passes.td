@@ -140,6 +140,10 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
            "wgmma forward: consumer warpgroups per block, 64 query rows "
            "each: 1 to 3, at most 2 past D 64 (0: 3 up to D 64, 2 under a "
            "window of fewer than 1024 keys and past D 64)">,
+    Option<"gridSection", "grid-section", "int64_t", "0",
+           "forward grids: (batch, head) pairs whose query tiles run "
+           "interleaved, the longest causal tiles first (0: 8; 1: one "
+           "pair's tiles after another's)">,
     Option<"wgmmaStages", "wgmma-stages", "int64_t", "0",
            "wgmma forward: K/V stages, 1 to 3 (0: 2, or 1 where two do not "
            "fit); fewer keys per tile where they would not fit">,

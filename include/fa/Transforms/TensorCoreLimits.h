@@ -81,6 +81,12 @@ static_assert(128 * wgmmaProducerRegisters(2) +
 /// wgmma's 0.49; D 128 is not measured yet and stays on wgmma).
 inline constexpr int64_t kShortWindow = 256;
 inline constexpr int64_t kShortWindowMmaSyncHeadDims[] = {64};
+/// (batch, head) pairs whose query tiles a forward grid interleaves, the
+/// longest causal tiles of the section first (queryBlock), by default:
+/// enough blocks per section to fill the GPU's last wave with short ones,
+/// few enough pairs that a section's K/V streams share L2. With 1, one
+/// pair's tiles run after another's.
+inline constexpr int64_t kGridSectionPairs = 8;
 /// Consumer warpgroups of the wgmma forward, at most.
 inline constexpr int64_t kMaxWgmmaGroups = 3;
 /// The consumer warpgroups a block of head dim `headDim` runs when
