@@ -2,27 +2,61 @@
 
 #include "Autotune.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cstdio>
 
 namespace fa {
 
-/// The payload of a tuning entry; anything else is not trusted. Version 1
-/// entries (block-n and warps only) fail to match and are retuned.
+/// The payload of a tuning entry; anything else is not trusted. Entries of
+/// earlier versions (version 2 had no groups or section) fail to match and
+/// are retuned.
 static constexpr const char *kFormat =
-    "fa-tune 2 block-n %lld warps %lld stages %lld shared %lld\n";
+    "fa-tune 3 block-n %lld warps %lld stages %lld shared %lld groups %lld "
+    "section %lld\n";
 
 std::string TileConfig::str() const {
-  return llvm::formatv("block-n {0}, warps {1}, stages {2}, shared {3} KiB",
-                       blockN, warps, kvStages, sharedBytes / 1024)
-      .str();
+  std::string text =
+      llvm::formatv("block-n {0}, warps {1}, stages {2}, shared {3} KiB",
+                    blockN, warps, kvStages, sharedBytes / 1024)
+          .str();
+  if (wgmmaGroups)
+    text += ", wgmma groups " + std::to_string(wgmmaGroups);
+  if (gridSection)
+    text += ", grid section " + std::to_string(gridSection);
+  return text;
+}
+
+/// The wgmma forward's candidates: the compiler's choice of consumer
+/// warpgroups (3 up to D 64 without a short window, else 2), and 2 where
+/// three are possible, each with the compiler's grid sections and with one
+/// (batch, head) pair after another.
+static std::vector<TileConfig> wgmmaForwardCandidates(int64_t headDim) {
+  std::vector<TileConfig> candidates;
+  for (int64_t groups : {int64_t(0), int64_t(2)}) {
+    if (groups && tensor_core::wgmmaGroupsFor(headDim, 0, std::nullopt) ==
+                      groups)
+      continue; // the compiler's choice already
+    for (int64_t section : {int64_t(0), int64_t(1)}) {
+      TileConfig config;
+      config.wgmmaGroups = groups;
+      config.gridSection = section;
+      candidates.push_back(config);
+    }
+  }
+  return candidates;
 }
 
 std::vector<TileConfig> tuningCandidates(DType dtype, int64_t headDim,
-                                         Entry entry, int64_t maxSharedBytes) {
-  if ((dtype != DType::F16 && dtype != DType::BF16) ||
-      !tensor_core::hasKernel(headDim))
+                                         Entry entry, int64_t maxSharedBytes,
+                                         bool wgmmaForward) {
+  if (dtype != DType::F16 && dtype != DType::BF16)
+    return {};
+  if (wgmmaForward && entry == Entry::Forward &&
+      llvm::is_contained(tensor_core::kWgmmaHeadDims, headDim))
+    return wgmmaForwardCandidates(headDim);
+  if (!tensor_core::hasKernel(headDim))
     return {};
   int64_t bytes = dtypeSize(dtype);
   std::vector<TileConfig> candidates;
@@ -55,25 +89,29 @@ std::optional<TileConfig> loadTunedConfig(const KernelCache &cache,
   std::string payload;
   if (cache.load(key, payload) != KernelCache::Lookup::Hit)
     return std::nullopt;
-  long long blockN = 0, warps = 0, stages = 0, shared = 0;
-  char check[128];
+  long long blockN = 0, warps = 0, stages = 0, shared = 0, groups = 0,
+            section = 0;
+  char check[160];
   if (std::sscanf(payload.c_str(), kFormat, &blockN, &warps, &stages,
-                  &shared) != 4)
+                  &shared, &groups, &section) != 6)
     return std::nullopt;
-  std::snprintf(check, sizeof check, kFormat, blockN, warps, stages, shared);
+  std::snprintf(check, sizeof check, kFormat, blockN, warps, stages, shared,
+                groups, section);
   if (payload != check)
     return std::nullopt;
-  return TileConfig{blockN, warps, stages, shared};
+  return TileConfig{blockN, warps, stages, shared, groups, section};
 }
 
 bool storeTunedConfig(const KernelCache &cache, llvm::StringRef key,
                       const TileConfig &config, std::string &error) {
-  char payload[128];
+  char payload[160];
   std::snprintf(payload, sizeof payload, kFormat,
                 static_cast<long long>(config.blockN),
                 static_cast<long long>(config.warps),
                 static_cast<long long>(config.kvStages),
-                static_cast<long long>(config.sharedBytes));
+                static_cast<long long>(config.sharedBytes),
+                static_cast<long long>(config.wgmmaGroups),
+                static_cast<long long>(config.gridSection));
   return cache.store(key, payload, error);
 }
 

@@ -1,9 +1,12 @@
 //===- Autotune.h - Tensor-core tile configs and their tuning ---*- C++ -*-===//
 //
-// The tensor-core kernels take four knobs: keys per shared-memory K/V tile
+// The mma.sync kernels take four knobs: keys per shared-memory K/V tile
 // (block-n), warps per forward block, the forward's K/V pipeline depth
 // (stages) and the shared memory a block asks for (beyond the static 48 KiB
-// it is dynamic, up to what the GPU offers). For a new shape class,
+// it is dynamic, up to what the GPU offers). The wgmma forward takes its
+// consumer warpgroups (query rows per block), and every forward the order
+// of its grid (grid-section: (batch, head) pairs interleaved, longest
+// causal tiles first, or one pair after another). For a new shape class,
 // Program::run times each candidate on the caller's real arguments and
 // keeps the fastest in the kernel cache, so later processes start with it.
 //
@@ -31,18 +34,24 @@ struct TileConfig {
   int64_t warps = 4;
   int64_t kvStages = 1;
   int64_t sharedBytes = tensor_core::kStaticSharedBytes;
+  /// The wgmma forward's consumer warpgroups; 0: the compiler's choice.
+  int64_t wgmmaGroups = 0;
+  /// Forward grids' (batch, head) pairs per section; 0: the compiler's.
+  int64_t gridSection = 0;
 
+  auto fields() const {
+    return std::tie(blockN, warps, kvStages, sharedBytes, wgmmaGroups,
+                    gridSection);
+  }
   bool operator==(const TileConfig &other) const {
-    return blockN == other.blockN && warps == other.warps &&
-           kvStages == other.kvStages && sharedBytes == other.sharedBytes;
+    return fields() == other.fields();
   }
   bool operator!=(const TileConfig &other) const { return !(*this == other); }
   bool operator<(const TileConfig &other) const {
-    return std::tie(blockN, warps, kvStages, sharedBytes) <
-           std::tie(other.blockN, other.warps, other.kvStages,
-                    other.sharedBytes);
+    return fields() < other.fields();
   }
-  /// "block-n 64, warps 4, stages 1, shared 48 KiB".
+  /// "block-n 64, warps 4, stages 1, shared 48 KiB", then the wgmma
+  /// groups and grid section where they are not the compiler's choice.
   std::string str() const;
 };
 
@@ -53,8 +62,12 @@ struct TileConfig {
 /// need (tensor_core::forwardSharedBytes, backwardSharedBytes), and is left
 /// out where the GPU has less. Warps and stages only change the forward;
 /// the backward also tries its default block-n with full dK/dV tiles.
+/// Where the forward runs on wgmma (`wgmmaForward`: 16-bit on sm_90a),
+/// its candidates are consumer warpgroups (2, and 3 up to D 64) by grid
+/// order (sections of pairs, or one pair after another) instead.
 std::vector<TileConfig> tuningCandidates(DType dtype, int64_t headDim,
-                                         Entry entry, int64_t maxSharedBytes);
+                                         Entry entry, int64_t maxSharedBytes,
+                                         bool wgmmaForward = false);
 
 /// The config stored under `key`, when a valid entry is there.
 std::optional<TileConfig> loadTunedConfig(const KernelCache &cache,

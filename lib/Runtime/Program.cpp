@@ -661,6 +661,10 @@ CompileOptions Program::Impl::optionsFor(const TileConfig &config) const {
   tuned.mmaWarps = config.warps;
   tuned.mmaKvStages = config.kvStages;
   tuned.mmaSharedBytes = config.sharedBytes;
+  if (config.wgmmaGroups)
+    tuned.wgmmaGroups = config.wgmmaGroups;
+  if (config.gridSection)
+    tuned.gridSection = config.gridSection;
   tuned.autotune = false;
   return tuned;
 }
@@ -722,8 +726,11 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
   auto known = tuned.find(shape);
   if (known != tuned.end())
     return known->second;
-  std::vector<TileConfig> candidates = tuningCandidates(
-      dtype, q[3], entry, cuda::maxSharedBytesPerBlock());
+  bool wgmmaForward = resolveTensorCoreGeneration(
+                          options.mmaGeneration, cuda::deviceArch()) == "wgmma";
+  std::vector<TileConfig> candidates =
+      tuningCandidates(dtype, q[3], entry, cuda::maxSharedBytesPerBlock(),
+                       wgmmaForward);
   if (candidates.empty())
     return tuned[shape] = TileConfig();
 

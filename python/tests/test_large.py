@@ -47,22 +47,25 @@ def local_reference(q, k, v, do, rows, window):
 
 @pytest.mark.skipif(free_bytes() < BIG_BYTES,
                     reason="needs a GPU with 60 GB free")
-def test_past_2_31_elements_forward_backward():
+@pytest.mark.parametrize("s,d", [(500_000, 128), (1_000_000, 64)])
+def test_past_2_31_elements_forward_backward(s, d):
     # 36 * 500000 * 128 = 2.3e9 elements per tensor: element offsets of the
-    # last heads pass 2^31 (and 2^32 bytes). The window keeps it cheap.
+    # last heads pass 2^31 (and 2^32 bytes). The window keeps it cheap; at
+    # D 64 it is short enough that the forward runs on mma.sync, at D 128
+    # on wgmma (on Hopper).
     torch.manual_seed(0)
-    b, h, s, d, window = 1, 36, 500_000, 128, 128
+    b, h, window = 1, 36, 128
     assert b * h * s * d > 2**31
     q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16,
                            requires_grad=True) for _ in range(3))
     o = fa.attention(q, k, v, causal=True, window=window)
     do = torch.randn_like(o)
     o.backward(do)
-    # Rows before 2^31, across it (head 33 starts at element 2.11e9), and
-    # the last.
+    # Rows before 2^31, across it, and the last.
     boundary = (2**31 // d) % s
-    cases = [(0, (0, 512)), (33, (boundary - 256, boundary + 256)),
-             (35, (s - 512, s))]
+    cases = [(0, (0, 512)), (2**31 // d // s,
+                            (boundary - 256, boundary + 256)),
+             (h - 1, (s - 512, s))]
     for head, rows in cases:
         sl = slice(head, head + 1)
         ref_o, ref_dq, ref_dk, ref_dv, keys = local_reference(

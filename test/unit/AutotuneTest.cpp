@@ -70,6 +70,34 @@ TEST(AutotuneCandidates, FollowTheKernelsLimits) {
   EXPECT_EQ(tuningCandidates(DType::F16, 64, Entry::Backward, kH100Shared),
             (std::vector<TileConfig>{{64, 4, 1, 48 * kKiB},
                                      {128, 4, 1, 48 * kKiB}}));
+  // Forwards on wgmma (16-bit on sm_90a) tune its consumer warpgroups and
+  // grid order instead, at every head dim it covers: at D 64 the
+  // compiler's choice (3) and 2, each with the default sections and one
+  // pair after another; past D 64 only the grid order (2 groups is all).
+  TileConfig sectionsOff;
+  sectionsOff.gridSection = 1;
+  TileConfig twoGroups;
+  twoGroups.wgmmaGroups = 2;
+  TileConfig twoGroupsSectionsOff = twoGroups;
+  twoGroupsSectionsOff.gridSection = 1;
+  EXPECT_EQ(tuningCandidates(DType::BF16, 64, Entry::Forward, kH100Shared,
+                             /*wgmmaForward=*/true),
+            (std::vector<TileConfig>{TileConfig(), sectionsOff, twoGroups,
+                                     twoGroupsSectionsOff}));
+  for (int64_t headDim : {80, 96, 128, 256})
+    EXPECT_EQ(tuningCandidates(DType::F16, headDim, Entry::Forward,
+                               kH100Shared, /*wgmmaForward=*/true),
+              (std::vector<TileConfig>{TileConfig(), sectionsOff}));
+  // The backward and f32 stay on mma.sync's knobs.
+  EXPECT_EQ(tuningCandidates(DType::F16, 64, Entry::Backward, kH100Shared,
+                             /*wgmmaForward=*/true),
+            tuningCandidates(DType::F16, 64, Entry::Backward, kH100Shared));
+  EXPECT_TRUE(tuningCandidates(DType::F32, 64, Entry::Forward, kH100Shared,
+                               /*wgmmaForward=*/true)
+                  .empty());
+  EXPECT_EQ(twoGroupsSectionsOff.str(),
+            "block-n 64, warps 4, stages 1, shared 48 KiB, wgmma groups 2, "
+            "grid section 1");
   // The default comes first: it is what FA_AUTOTUNE=0 runs.
   for (int64_t headDim : {64, 128})
     for (Entry entry : {Entry::Forward, Entry::Backward})
@@ -110,10 +138,19 @@ TEST_F(AutotuneTest, ChoiceRoundTripsAndCorruptEntriesAreNotTrusted) {
   auto loaded = loadTunedConfig(cache, key);
   ASSERT_TRUE(loaded);
   EXPECT_EQ(*loaded, (TileConfig{128, 8, 2, 128 * kKiB}));
+  ASSERT_TRUE(storeTunedConfig(cache, key, {64, 4, 1, 48 * kKiB, 2, 1}, error))
+      << error;
+  loaded = loadTunedConfig(cache, key);
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(*loaded, (TileConfig{64, 4, 1, 48 * kKiB, 2, 1}));
 
   // A checksummed entry whose payload is not a config is not trusted, nor
-  // is one in the format before stages and shared memory were tuned.
-  ASSERT_TRUE(cache.store(key, "fa-tune 2 block-n 64 warps\n", error));
+  // is one in a format before stages and shared memory, or before wgmma
+  // groups and grid sections, were tuned.
+  ASSERT_TRUE(cache.store(key, "fa-tune 3 block-n 64 warps\n", error));
+  EXPECT_FALSE(loadTunedConfig(cache, key));
+  ASSERT_TRUE(cache.store(
+      key, "fa-tune 2 block-n 64 warps 4 stages 1 shared 49152\n", error));
   EXPECT_FALSE(loadTunedConfig(cache, key));
   ASSERT_TRUE(cache.store(key, "fa-tune 1 block-n 64 warps 8\n", error));
   EXPECT_FALSE(loadTunedConfig(cache, key));
