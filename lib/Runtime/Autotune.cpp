@@ -18,9 +18,11 @@ static constexpr const char *kFormat =
 
 std::string TileConfig::str() const {
   std::string text =
-      llvm::formatv("block-n {0}, warps {1}, stages {2}, shared {3} KiB",
-                    blockN, warps, kvStages, sharedBytes / 1024)
-          .str();
+      blockN ? llvm::formatv("block-n {0}, warps {1}, stages {2}, shared "
+                             "{3} KiB",
+                             blockN, warps, kvStages, sharedBytes / 1024)
+                   .str()
+             : "the compiler's tiles";
   if (wgmmaGroups)
     text += ", wgmma groups " + std::to_string(wgmmaGroups);
   if (gridSection)
@@ -33,13 +35,17 @@ std::string TileConfig::str() const {
 /// three are possible, each with the compiler's grid sections and with one
 /// (batch, head) pair after another.
 static std::vector<TileConfig> wgmmaForwardCandidates(int64_t headDim) {
-  std::vector<TileConfig> candidates;
+  std::vector<TileConfig> candidates = {TileConfig()};
   for (int64_t groups : {int64_t(0), int64_t(2)}) {
     if (groups && tensor_core::wgmmaGroupsFor(headDim, 0, std::nullopt) ==
                       groups)
       continue; // the compiler's choice already
     for (int64_t section : {int64_t(0), int64_t(1)}) {
-      TileConfig config;
+      if (!groups && !section)
+        continue; // the default, first
+      // K/V tiles and stages stay the wgmma forward's own (0): mma.sync's
+      // 64-key single-stage default would starve it.
+      TileConfig config{0, 0, 0, 0};
       config.wgmmaGroups = groups;
       config.gridSection = section;
       candidates.push_back(config);

@@ -29,6 +29,8 @@
 
 namespace fa {
 
+/// A config: mma.sync's tiles (block-n 0: the compiler's choice, what the
+/// wgmma forward's candidates keep), and the wgmma forward's knobs.
 struct TileConfig {
   int64_t blockN = 64;
   int64_t warps = 4;

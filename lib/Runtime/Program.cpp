@@ -430,7 +430,8 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
   const char *autotuneEnv = std::getenv("FA_AUTOTUNE");
   impl.options.autotune = options.autotune && useGpu && !options.mmaBlockN &&
                           !options.mmaWarps && !options.mmaSharedBytes &&
-                          !options.mmaKvStages &&
+                          !options.mmaKvStages && !options.wgmmaGroups &&
+                          !options.gridSection &&
                           !(autotuneEnv && std::string(autotuneEnv) == "0");
   // Tuning entries hang off the compiled program's key (only a tuning
   // program needs one).

@@ -74,9 +74,10 @@ TEST(AutotuneCandidates, FollowTheKernelsLimits) {
   // grid order instead, at every head dim it covers: at D 64 the
   // compiler's choice (3) and 2, each with the default sections and one
   // pair after another; past D 64 only the grid order (2 groups is all).
-  TileConfig sectionsOff;
+  // Their K/V tiles stay the wgmma forward's own (block-n 0).
+  TileConfig sectionsOff{0, 0, 0, 0};
   sectionsOff.gridSection = 1;
-  TileConfig twoGroups;
+  TileConfig twoGroups{0, 0, 0, 0};
   twoGroups.wgmmaGroups = 2;
   TileConfig twoGroupsSectionsOff = twoGroups;
   twoGroupsSectionsOff.gridSection = 1;
@@ -96,8 +97,7 @@ TEST(AutotuneCandidates, FollowTheKernelsLimits) {
                                /*wgmmaForward=*/true)
                   .empty());
   EXPECT_EQ(twoGroupsSectionsOff.str(),
-            "block-n 64, warps 4, stages 1, shared 48 KiB, wgmma groups 2, "
-            "grid section 1");
+            "the compiler's tiles, wgmma groups 2, grid section 1");
   // The default comes first: it is what FA_AUTOTUNE=0 runs.
   for (int64_t headDim : {64, 128})
     for (Entry entry : {Entry::Forward, Entry::Backward})
