@@ -9,6 +9,8 @@
 # "specs configs sass export pytest homework variants-d64 variants-d128
 # flex-d64 flex-d128 compile conformance". Stages:
 #   specs, configs, sass, export, pytest, conformance   correctness (logs)
+#   sanitize        compute-sanitizer's four tools on every spec and the
+#                   tuner's configs (sanitize-<tool>.log, sanitize.log)
 #   large           python/tests/test_large.py: past 2^31 elements, B * H
 #                   past 65535 (large.log; 60 GB of GPU memory)
 #   hopper          the wgmma forwards: checks and SASS (hopper-checks.log,
@@ -53,6 +55,7 @@ nvidia-smi > "$OUT_DIR/nvidia-smi.txt" 2>&1
 # Checks with fa-run --target gpu --check --backward (fresh random inputs,
 # outputs poisoned with NaN before each run, float64 reference), one per
 # stdin line "spec|shapes|flags" (shapes may be empty: the spec's own),
+# each under FA_CHECK_PREFIX (a command, e.g. compute-sanitizer) if set,
 # FA_CHECK_JOBS at once: only their answers count, not their times. All
 # logs go to $1; fails when any check did.
 check_jobs() {
@@ -62,12 +65,12 @@ check_jobs() {
     n=$((n + 1))
     printf '%s\n' "$line" > "$dir/$(printf %03d $n).job"
   done
-  ls "$dir"/*.job | FA="$FA" xargs -P "${FA_CHECK_JOBS:-6}" -I{} bash -c '
+  ls "$dir"/*.job | FA="$FA" FA_CHECK_PREFIX="${FA_CHECK_PREFIX:-}" xargs -P "${FA_CHECK_JOBS:-6}" -I{} bash -c '
     IFS="|" read -r spec shapes flags < "{}"
     { echo "== $spec ${shapes:+--shape $shapes }$flags"
-      FA_AUTOTUNE=0 timeout 300 "$FA/bin/fa-run" "$spec" --target gpu \
-        --check --backward $flags ${shapes:+--shape "$shapes"} 2>&1 ||
-        echo "FAILED: $spec $flags"
+      FA_AUTOTUNE=0 timeout 300 $FA_CHECK_PREFIX "$FA/bin/fa-run" "$spec" \
+        --target gpu --check --backward $flags ${shapes:+--shape "$shapes"} \
+        2>&1 || echo "FAILED: $spec $flags"
     } > "{}.log"'
   cat "$dir"/*.log > "$1"
   ! grep -q '^FAILED' "$1"
@@ -130,6 +133,48 @@ sass_report() {
     echo "$kernel: $(cuobjdump -sass "/tmp/$kernel.cubin" | grep -c "$3") $3"
   done
 }
+
+# compute-sanitizer's memcheck, racecheck, synccheck and initcheck on every
+# spec, forward and backward, at odd shapes: the default kernels (wgmma
+# forwards on Hopper), mma.sync's forwards, and the other configs the tuner
+# may pick (wgmma consumer groups and grid order; mma.sync's block-n, warps
+# and stages). Any report, or a wrong answer, fails the stage. The kernel
+# cache is shared, so each kernel compiles once, under the first tool.
+if stage sanitize; then
+  export FA_CACHE_DIR=/tmp/fa-sanitize-cache
+  rm -rf "$FA_CACHE_DIR"
+  sanitize_cases() {
+    for case in "causal|1,8,2,197,197,64;1,4,4,300,300,128" \
+                "gqa_causal|1,32,8,129,257,128" \
+                "gpt_oss|1,64,8,197,197,64" \
+                "mha|1,4,4,333,177,128" \
+                "swa|1,8,2,1000,1000,64" \
+                "streaming|1,8,8,1000,1000,128" \
+                "vit|2,12,12,197,197,64"; do
+      echo "kernels_spec/${case%%|*}.mlir|${case#*|}|--dtype bf16"
+    done
+    echo "kernels_spec/softmax_matmul.mlir||--dtype bf16"
+    for flags in "--dtype bf16 --mma-generation mma-sync" \
+                 "--dtype bf16 --mma-generation mma-sync --mma-block-n 128 --mma-kv-stages 2 --mma-warps 8 --mma-shared-bytes 65536" \
+                 "--dtype bf16 --wgmma-groups 2 --grid-section 1" "--dtype f16"; do
+      echo "kernels_spec/causal.mlir|1,8,2,197,197,64;1,4,4,300,300,128|$flags"
+      echo "kernels_spec/gpt_oss.mlir|1,64,8,197,197,64|$flags"
+    done
+    for d in 80 96 256; do
+      echo "kernels_spec/causal.mlir|1,4,2,197,197,$d|--dtype bf16"
+    done
+  }
+  : > "$OUT_DIR/sanitize.log"
+  for tool in ${FA_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
+    log="$OUT_DIR/sanitize-$tool.log"
+    sanitize_cases | FA_CHECK_PREFIX="compute-sanitizer --tool $tool --error-exitcode 9" \
+      check_jobs "$log" || status=1
+    echo "$tool: $(grep -c '^== ' "$log") runs," \
+      "$(grep -cE 'ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards' "$log") clean," \
+      "$(grep -c '^FAILED' "$log") failed" | tee -a "$OUT_DIR/sanitize.log"
+  done
+  unset FA_CACHE_DIR
+fi
 
 # The Hopper (wgmma) forwards: every attention spec at bf16 and f16, on odd
 # shapes at each head dim the wgmma forward covers (the backward, on
