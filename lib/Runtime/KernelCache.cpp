@@ -9,6 +9,7 @@
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <cstdlib>
 
 using namespace llvm;
@@ -18,6 +19,24 @@ namespace fa {
 static constexpr StringLiteral kMagic = "FACACHE1";
 // magic, 64 hex digits of SHA-256(payload), '\n'
 static constexpr size_t kHeaderSize = 8 + 64 + 1;
+/// A temporary file this old belongs to a writer that died (a store takes
+/// well under a second); younger ones may be another process's store.
+static constexpr std::chrono::minutes kStaleTemporaryAge{10};
+
+/// Removes the temporary files of writers killed mid-store in `dir`.
+static void removeStaleTemporaries(StringRef dir) {
+  auto now = std::chrono::system_clock::now();
+  std::error_code ec;
+  for (sys::fs::directory_iterator it(dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    StringRef path = it->path();
+    if (!path.ends_with(".tmp"))
+      continue;
+    ErrorOr<sys::fs::basic_file_status> status = it->status();
+    if (status && now - status->getLastModificationTime() > kStaleTemporaryAge)
+      sys::fs::remove(path);
+  }
+}
 
 static std::string sha256Hex(StringRef data) {
   return toHex(SHA256::hash(arrayRefFromStringRef(data)), /*LowerCase=*/true);
@@ -109,6 +128,7 @@ bool KernelCache::store(StringRef key, StringRef payload,
     error = "cannot install a kernel cache entry: " + ec.message();
     return false;
   }
+  removeStaleTemporaries(dir);
   return true;
 }
 

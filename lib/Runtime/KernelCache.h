@@ -41,7 +41,8 @@ public:
   Lookup load(llvm::StringRef key, std::string &payload) const;
 
   /// Stores `payload` under `key` atomically; false with `error` set when the
-  /// directory cannot be written.
+  /// directory cannot be written. A store also removes the temporary files
+  /// that writers killed mid-store left, once they are ten minutes old.
   bool store(llvm::StringRef key, llvm::StringRef payload,
              std::string &error) const;
 

@@ -3,13 +3,16 @@
 #include "../../lib/Runtime/KernelCache.h"
 #include "TempDirectoryTest.h"
 
+#include "llvm/Support/Chrono.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <ctime>
 #include <string>
 #include <thread>
 #include <vector>
@@ -187,6 +190,38 @@ TEST_F(KernelCacheTest, WriterKilledMidStoreNeverLeavesACorruptEntry) {
   EXPECT_TRUE(cache.store(key, "after", error)) << error;
   EXPECT_EQ(cache.load(key, payload), KernelCache::Lookup::Hit);
   EXPECT_EQ(payload, "after");
+
+  // Once they are old, a store removes them; a young one may be another
+  // writer's store in flight and stays.
+  auto temporaries = [&] {
+    std::vector<std::string> found;
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(directory, ec), end;
+         !ec && it != end; it.increment(ec))
+      if (llvm::StringRef(it->path()).ends_with(".tmp"))
+        found.push_back(it->path());
+    return found;
+  };
+  std::string fresh = directory + "/in-flight-1234abcd.tmp";
+  std::string stale = directory + "/dead-writer-5678abcd.tmp";
+  for (const std::string &path : {fresh, stale}) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    ASSERT_FALSE(ec);
+  }
+  auto hourAgo = llvm::sys::toTimePoint(std::time(nullptr) - 3600);
+  for (const std::string &path : temporaries()) {
+    if (path == fresh)
+      continue;
+    int fd;
+    ASSERT_FALSE(llvm::sys::fs::openFileForWrite(path, fd,
+                                                 llvm::sys::fs::CD_OpenExisting));
+    ASSERT_FALSE(
+        llvm::sys::fs::setLastAccessAndModificationTime(fd, hourAgo));
+    llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+  }
+  EXPECT_TRUE(cache.store(key, "again", error)) << error;
+  EXPECT_EQ(temporaries(), std::vector<std::string>{fresh});
 }
 
 TEST_F(KernelCacheTest, NoDirectoryMeansNoCaching) {
