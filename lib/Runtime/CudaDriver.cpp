@@ -10,7 +10,9 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -114,6 +116,18 @@ std::mutex &kernelNamesMutex() {
   static std::mutex m;
   return m;
 }
+/// Fault injection for tests: FA_INJECT_WORKSPACE_FAILURES=N makes the
+/// process's first N workspace allocations fail as out of memory, so that
+/// a test sees what a real one does without filling the GPU (torch's own
+/// allocations, larger, would fail first).
+bool injectedWorkspaceFailure() {
+  static std::atomic<long> left = [] {
+    const char *count = std::getenv("FA_INJECT_WORKSPACE_FAILURES");
+    return count ? std::strtol(count, nullptr, 10) : 0L;
+  }();
+  return left.fetch_sub(1) > 0;
+}
+
 /// The first failure on this thread since it last took one: runtime calls
 /// run on the thread of the host code that made them, so concurrent
 /// compiles and launches each see their own.
@@ -267,7 +281,10 @@ extern "C" void faMgpuLaunchKernel(void *function, intptr_t gridX,
                                    intptr_t blockX, intptr_t blockY,
                                    intptr_t blockZ, int32_t smem, void *stream,
                                    void **params, void **extra, size_t) {
-  if (!function)
+  // An earlier step of this call failed (a workspace not allocated, a
+  // module not loaded): its kernels would run on memory nobody made, and
+  // a fault there would poison the context for every later call.
+  if (!function || !pendingError().empty())
     return;
   Driver &d = driver();
   auto f = static_cast<CUfunction>(function);
@@ -390,9 +407,12 @@ extern "C" void *faMgpuMemAlloc(uint64_t bytes, void *stream, bool) {
   CUdeviceptr pointer = 0;
   if (bytes == 0)
     return nullptr;
-  if (!check(driver().cuMemAllocAsync(&pointer, bytes,
-                                      static_cast<CUstream>(stream)),
-             "cuMemAllocAsync", llvm::Twine(bytes) + " bytes of workspace"))
+  CUresult result = injectedWorkspaceFailure()
+                        ? CUDA_ERROR_OUT_OF_MEMORY
+                        : driver().cuMemAllocAsync(
+                              &pointer, bytes, static_cast<CUstream>(stream));
+  if (!check(result, "cuMemAllocAsync",
+             llvm::Twine(bytes) + " bytes of workspace"))
     return nullptr;
   WorkspaceUse &use = workspaceUse();
   std::lock_guard<std::mutex> lock(use.mutex);
