@@ -149,7 +149,18 @@ def _run(program, name, entry, tensors):
     stream = None
     if _is_torch(tensors[0]) and tensors[0].is_cuda:
         stream = torch.cuda.current_stream(tensors[0].device).cuda_stream
-    program.run(name, entry, [_descriptor(t) for t in tensors], stream=stream)
+    try:
+        program.run(name, entry, [_descriptor(t) for t in tensors],
+                    stream=stream)
+    except ValueError as e:
+        # A device allocation failed (fa's workspace; the message names its
+        # bytes): raise what callers catch for that, as torch's own
+        # allocations do.
+        if "out of memory" not in str(e):
+            raise
+        if stream is not None:
+            raise torch.OutOfMemoryError(str(e)) from None
+        raise MemoryError(str(e)) from None
 
 
 def check_attention_args(q, k, v, causal, window, sink_tokens, sinks, scale):

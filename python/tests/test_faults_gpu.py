@@ -70,7 +70,7 @@ for attempt in range(2):
         run()
         torch.cuda.synchronize()
         print("attempt", attempt, "ok")
-    except RuntimeError as e:
+    except torch.OutOfMemoryError as e:
         print("attempt", attempt, "error:", e)
 qd, kd, vd = (t.detach().double().requires_grad_() for t in (q, k, v))
 ref = torch.nn.functional.scaled_dot_product_attention(qd, kd, vd,
@@ -87,7 +87,8 @@ print("errors", max(errors))
 def test_workspace_allocation_failure_is_an_error_then_calls_work():
     # The first workspace allocation fails as out of memory (injected: a
     # real one needs the GPU filled, and torch's larger outputs fail
-    # first): that call raises an error naming the bytes; no kernel runs
+    # first): that call raises torch.OutOfMemoryError naming the bytes, as
+    # torch's own allocations do; no kernel runs
     # on the missing workspace, so the context stays sound and the next
     # calls are right.
     env = dict(os.environ, FA_INJECT_WORKSPACE_FAILURES="1",
