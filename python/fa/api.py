@@ -55,16 +55,19 @@ def _dtype_name(name, x):
 
 
 def _check_tensor(name, x, rank, layout):
-    if not (_is_torch(x) or isinstance(x, np.ndarray)):
+    is_torch = _is_torch(x)
+    if not (is_torch or isinstance(x, np.ndarray)):
         raise TypeError(f"{name} must be a torch.Tensor or numpy.ndarray, "
                         f"got {type(x).__name__}")
-    if x.ndim != rank:
+    shape = x.shape
+    if len(shape) != rank:
         raise ValueError(f"{name} must have {rank} dimensions {layout}, got "
-                         f"shape {tuple(x.shape)}")
-    if any(s == 0 for s in x.shape):
-        raise ValueError(f"{name} is empty (shape {tuple(x.shape)}); fa "
+                         f"shape {tuple(shape)}")
+    if 0 in shape:
+        raise ValueError(f"{name} is empty (shape {tuple(shape)}); fa "
                          "needs every dimension >= 1")
-    if _strides(x)[-1] != 1 and x.shape[-1] > 1:
+    last = x.stride(-1) if is_torch else x.strides[-1] // x.itemsize
+    if last != 1 and shape[-1] > 1:
         raise ValueError(f"{name} must have unit stride on its last "
                          f"dimension, got strides {_strides(x)}; pass "
                          f"{name}.contiguous() (torch) or "
@@ -87,27 +90,27 @@ def _check_same_place(named):
     if len(set(kinds.values())) > 1:
         raise TypeError("mixing torch tensors and numpy arrays: " +
                         ", ".join(f"{n} is {k}" for n, k in kinds.items()))
-    for name, x in named:
-        if _is_torch(x) and not (x.device.type == "cpu" or
-                                 (x.device.type == "cuda" and
-                                  x.device.index in (None, 0))):
-            raise ValueError(f"{name} is on {x.device}; fa runs on cpu "
+    if kinds[named[0][0]] == "numpy":
+        return
+    devices = {name: x.device for name, x in named}
+    for name, device in devices.items():
+        if not (device.type == "cpu" or
+                (device.type == "cuda" and device.index in (None, 0))):
+            raise ValueError(f"{name} is on {device}; fa runs on cpu "
                              "and cuda:0 tensors")
-    if any(_is_torch(x) for _, x in named):
-        devices = {name: str(x.device) for name, x in named}
-        if len(set(devices.values())) > 1:
-            raise ValueError("all tensors must be on one device, got " +
-                             ", ".join(f"{n} on {d}"
-                                       for n, d in devices.items()))
+    if len(set(devices.values())) > 1:
+        raise ValueError("all tensors must be on one device, got " +
+                         ", ".join(f"{n} on {d}"
+                                   for n, d in devices.items()))
 
 
 def _descriptor(x):
     """(data pointer, dtype, sizes, strides) for the runtime."""
     if _is_torch(x):
-        ptr = x.data_ptr()
-    else:
-        ptr = x.__array_interface__["data"][0]
-    return (ptr, _dtype_name("tensor", x), list(x.shape), list(_strides(x)))
+        return (x.data_ptr(), _dtype_name("tensor", x), list(x.shape),
+                list(x.stride()))
+    return (x.__array_interface__["data"][0], _dtype_name("tensor", x),
+            list(x.shape), [s // x.itemsize for s in x.strides])
 
 
 def _empty_like(x, shape, dtype_name):
