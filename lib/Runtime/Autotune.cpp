@@ -36,20 +36,18 @@ std::string TileConfig::str() const {
 /// (batch, head) pair after another.
 static std::vector<TileConfig> wgmmaForwardCandidates(int64_t headDim) {
   std::vector<TileConfig> candidates = {TileConfig()};
-  for (int64_t groups : {int64_t(0), int64_t(2)}) {
-    if (groups && tensor_core::wgmmaGroupsFor(headDim, 0, std::nullopt) ==
-                      groups)
-      continue; // the compiler's choice already
-    for (int64_t section : {int64_t(0), int64_t(1)}) {
-      if (!groups && !section)
-        continue; // the default, first
-      // K/V tiles and stages stay the wgmma forward's own (0): mma.sync's
-      // 64-key single-stage default would starve it.
-      TileConfig config{0, 0, 0, 0};
-      config.wgmmaGroups = groups;
-      config.gridSection = section;
-      candidates.push_back(config);
-    }
+  auto offer = [&](int64_t groups, int64_t section) {
+    // K/V tiles and stages stay the wgmma forward's own (0): mma.sync's
+    // 64-key single-stage default would starve it.
+    TileConfig config{0, 0, 0, 0};
+    config.wgmmaGroups = groups;
+    config.gridSection = section;
+    candidates.push_back(config);
+  };
+  offer(0, 1);
+  if (tensor_core::wgmmaGroupsFor(headDim, 0, std::nullopt) != 2) {
+    offer(2, 0);
+    offer(2, 1);
   }
   return candidates;
 }

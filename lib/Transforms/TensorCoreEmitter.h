@@ -223,10 +223,9 @@ protected:
     lane = remi(tid, 32);
     quadRank = divi(lane, 4); // g
     quadTid = remi(lane, 4);  // t
-    Value linear = launch.getBlockIds().x;
-    blockCoord = {remi(linear, extents[0]),
-                  remi(divi(linear, extents[0]), extents[1]),
-                  divi(linear, mul(extents[0], extents[1]))};
+    SmallVector<Value, 3> coord =
+        delinearize(launch.getBlockIds().x, ValueRange(extents));
+    blockCoord = {coord[0], coord[1], coord[2]};
     batchIdx = blockCoord[2];
   }
 
@@ -259,7 +258,7 @@ protected:
     QueryBlock q;
     q.head = remi(pair, dims.hq);
     batchIdx = divi(pair, dims.hq);
-    kvHead = arith::DivUIOp::create(b, q.head, dims.group);
+    kvHead = divi(q.head, dims.group);
     q.m0 = mul(tile, idx(rowsPerBlock));
     q.rows = min(idx(rowsPerBlock), sub(dims.sq, q.m0));
     q.rowOf = laneRows(add(q.m0, mul(warp, idx(16))));

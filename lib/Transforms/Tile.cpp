@@ -86,15 +86,7 @@ public:
     OpBuilder::InsertionGuard guard(b);
     currentParallel = par;
     b.setInsertionPoint(par.getBody()->getTerminator());
-    SmallVector<Value> ivs;
-    Value rest = par.getInductionVars().front();
-    for (auto [d, ub] : llvm::enumerate(ubs)) {
-      bool last = d + 1 == ubs.size();
-      ivs.push_back(last ? rest : arith::RemUIOp::create(b, rest, ub));
-      if (!last)
-        rest = arith::DivUIOp::create(b, rest, ub);
-    }
-    body(ivs);
+    body(delinearize(par.getInductionVars().front(), ubs));
     currentParallel = nullptr;
     return par;
   }

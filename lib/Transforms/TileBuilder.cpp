@@ -71,6 +71,17 @@ void TileBuilder::phase(StringRef name, Value lo, Value hi, Value innerLo,
       "masked");
 }
 
+SmallVector<Value, 3> TileBuilder::delinearize(Value linear,
+                                               ValueRange extents) {
+  SmallVector<Value, 3> indices;
+  for (Value extent : extents.drop_back()) {
+    indices.push_back(arith::RemUIOp::create(b, linear, extent));
+    linear = arith::DivUIOp::create(b, linear, extent);
+  }
+  indices.push_back(linear);
+  return indices;
+}
+
 TileBuilder::Dims TileBuilder::attentionDims(Value q, Value k) {
   Dims dims;
   dims.batch = dim(q, 0);

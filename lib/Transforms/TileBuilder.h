@@ -140,6 +140,11 @@ public:
   // The mask.
   //===--------------------------------------------------------------------===//
 
+  /// The indices of `linear` in [0, extents), the first varying fastest:
+  /// the decode of a loop nest, or a grid, flattened over their product.
+  llvm::SmallVector<mlir::Value, 3> delinearize(mlir::Value linear,
+                                                mlir::ValueRange extents);
+
   /// Sizes shared by every attention entry.
   struct Dims {
     mlir::Value batch, hq, hkv, sq, sk, d, group, offset;

@@ -55,8 +55,7 @@ def _dtype_name(name, x):
 
 
 def _check_tensor(name, x, rank, layout):
-    is_torch = _is_torch(x)
-    if not (is_torch or isinstance(x, np.ndarray)):
+    if not (_is_torch(x) or isinstance(x, np.ndarray)):
         raise TypeError(f"{name} must be a torch.Tensor or numpy.ndarray, "
                         f"got {type(x).__name__}")
     shape = x.shape
@@ -66,10 +65,10 @@ def _check_tensor(name, x, rank, layout):
     if 0 in shape:
         raise ValueError(f"{name} is empty (shape {tuple(shape)}); fa "
                          "needs every dimension >= 1")
-    last = x.stride(-1) if is_torch else x.strides[-1] // x.itemsize
-    if last != 1 and shape[-1] > 1:
+    strides = _strides(x)
+    if strides[-1] != 1 and shape[-1] > 1:
         raise ValueError(f"{name} must have unit stride on its last "
-                         f"dimension, got strides {_strides(x)}; pass "
+                         f"dimension, got strides {strides}; pass "
                          f"{name}.contiguous() (torch) or "
                          f"np.ascontiguousarray({name})")
 
@@ -106,11 +105,8 @@ def _check_same_place(named):
 
 def _descriptor(x):
     """(data pointer, dtype, sizes, strides) for the runtime."""
-    if _is_torch(x):
-        return (x.data_ptr(), _dtype_name("tensor", x), list(x.shape),
-                list(x.stride()))
-    return (x.__array_interface__["data"][0], _dtype_name("tensor", x),
-            list(x.shape), [s // x.itemsize for s in x.strides])
+    ptr = x.data_ptr() if _is_torch(x) else x.__array_interface__["data"][0]
+    return (ptr, _dtype_name("tensor", x), list(x.shape), list(_strides(x)))
 
 
 def _empty_like(x, shape, dtype_name):
