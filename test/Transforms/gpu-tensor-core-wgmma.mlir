@@ -61,12 +61,12 @@
 // CHECK: scf.if
 // CHECK: llvm.load {{.*}} : !llvm.ptr -> !llvm.struct<"fa.tensor_map", (array<16 x i64>)>
 // CHECK: threads({{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c25672_i32 module(@gqa_forward_wgmma_d32)
+// CHECK-COUNT-3: llvm.store {{.*}} : !llvm.struct<"fa.tensor_map", (array<16 x i64>)>, !llvm.ptr
 // CHECK: gpu.dynamic_shared_memory
 // CHECK-COUNT-9: nvvm.mbarrier.init
 // CHECK: nvvm.fence.mbarrier.init
 // CHECK-NEXT: gpu.barrier
 // CHECK: nvvm.setmaxregister  decrease 24
-// CHECK: llvm.store {{.*}} : !llvm.struct<"fa.tensor_map", (array<16 x i64>)>, !llvm.ptr
 // CHECK: nvvm.mbarrier.arrive.expect_tx {{.*}}, %c8192_i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} : !llvm.ptr<7>, !llvm.ptr
 // CHECK: nvvm.mbarrier.try_wait.parity

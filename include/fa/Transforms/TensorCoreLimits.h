@@ -41,22 +41,31 @@ inline constexpr int64_t kHopperSharedBytes = 227 * 1024;
 /// shared tiles start on it.
 inline constexpr int64_t kSwizzlePeriod = 1024;
 
-/// Bytes of the wgmma forward's mbarriers: Q landed, and per K/V stage K
-/// and V landed, and K and V free again.
-inline constexpr int64_t wgmmaForwardBarrierBytes(int64_t stages) {
+/// Bytes of a wgmma block's mbarriers: its fixed tiles landed, and per
+/// stage each of the two streamed tiles landed and free again.
+inline constexpr int64_t wgmmaBarrierBytes(int64_t stages) {
   return 8 * (1 + 4 * stages);
 }
 
-/// Bytes the wgmma forward's shared memory holds: Q's tile of `queryRows`,
-/// `stages` K and V tiles of `blockN` keys, the mbarriers, and room to
-/// align the tiles to the swizzle period.
+/// Bytes a wgmma block's shared memory holds: fixed tiles of `fixedRows`
+/// rows in all, `stages` pairs of streamed tiles of `streamRows` rows, the
+/// mbarriers, and room to align the tiles to the swizzle period.
+inline constexpr int64_t wgmmaSharedBytes(int64_t fixedRows,
+                                          int64_t streamRows, int64_t stages,
+                                          int64_t headDim,
+                                          int64_t elementBytes) {
+  return (fixedRows + 2 * stages * streamRows) * headDim * elementBytes +
+         wgmmaBarrierBytes(stages) + kSwizzlePeriod;
+}
+
+/// The wgmma forward's: Q's tile of `queryRows` fixed, K and V tiles of
+/// `blockN` keys streamed.
 inline constexpr int64_t wgmmaForwardSharedBytes(int64_t queryRows,
                                                  int64_t blockN,
                                                  int64_t stages,
                                                  int64_t headDim,
                                                  int64_t elementBytes) {
-  return (queryRows + 2 * stages * blockN) * headDim * elementBytes +
-         wgmmaForwardBarrierBytes(stages) + kSwizzlePeriod;
+  return wgmmaSharedBytes(queryRows, blockN, stages, headDim, elementBytes);
 }
 
 /// The wgmma forward's registers per thread after setmaxnreg, by consumer

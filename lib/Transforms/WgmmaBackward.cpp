@@ -1,0 +1,1 @@
+//===- WgmmaBackward.cpp - Attention backward on wgmma (sm_90a) -----------===//

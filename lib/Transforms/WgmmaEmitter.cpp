@@ -1,0 +1,387 @@
+//===- WgmmaEmitter.cpp - What every wgmma (sm_90a) kernel shares ---------===//
+//
+// See WgmmaEmitter.h for the block, the swizzle and the descriptors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "WgmmaEmitter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace fa;
+using namespace fa::tensor_core;
+
+/// Suspend-time hint of a barrier wait, in nanoseconds.
+static constexpr int64_t kWaitTicks = 0x989680;
+
+int64_t WgmmaEmitter::swizzleSegmentBytes(int64_t rowBytes) {
+  for (int64_t w : {128, 64, 32})
+    if (rowBytes % w == 0)
+      return w;
+  llvm_unreachable("wgmma head dims are multiples of 16");
+}
+
+//===----------------------------------------------------------------------===//
+// Warpgroup GEMMs.
+//===----------------------------------------------------------------------===//
+
+Value WgmmaEmitter::descriptor(Value address, int64_t leading,
+                               int64_t stride) {
+  Value start = arith::AndIOp::create(
+      b, arith::ShRUIOp::create(b, toI64(address), i64(4)), i64(0x3FFF));
+  int64_t fields = ((leading >> 4) << 16) | ((stride >> 4) << 32) |
+                   (swizzleMode() << 62);
+  return arith::OrIOp::create(b, start, i64(fields));
+}
+
+Value WgmmaEmitter::issueRowProduct(Value a, int64_t aRows, Value bTile,
+                                    int64_t bRows, int64_t n) {
+  MLIRContext *ctx = b.getContext();
+  auto accType = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(n / 2, b.getF32Type()));
+  Value acc = LLVM::PoisonOp::create(b, accType);
+  for (int64_t kk = 0; kk < headDim / 16; ++kk) {
+    int64_t column = (kk * 16) / blockElements();
+    int64_t within = (kk * 16) % blockElements() * elementBytes();
+    Value aDesc =
+        descriptor(add(a, idx(column * aRows * segmentBytes + within)), 16,
+                   8 * segmentBytes);
+    Value bDesc =
+        descriptor(add(bTile, idx(column * bRows * segmentBytes + within)),
+                   16, 8 * segmentBytes);
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, accType, acc, aDesc, bDesc,
+        NVVM::MMAShapeAttr::get(ctx, kGroupRows, n, 16), wgmmaType(),
+        wgmmaType(), NVVM::WGMMATypes::f32,
+        // The first k step overwrites the accumulator.
+        kk == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+        NVVM::MMALayout::row, NVVM::MMALayout::col,
+        /*satfinite=*/nullptr);
+  }
+  return acc;
+}
+
+SmallVector<SmallVector<Value, 4>>
+WgmmaEmitter::accumulatorTiles(Value acc, int64_t n) {
+  SmallVector<SmallVector<Value, 4>> tiles(n / 8);
+  for (int64_t nt = 0; nt < n / 8; ++nt)
+    for (int64_t e = 0; e < 4; ++e)
+      tiles[nt].push_back(LLVM::ExtractValueOp::create(b, acc, nt * 4 + e));
+  return tiles;
+}
+
+SmallVector<SmallVector<Value, 4>>
+WgmmaEmitter::registerOperand(ArrayRef<SmallVector<Value, 4>> tiles) {
+  SmallVector<SmallVector<Value, 4>> regs(tiles.size() / 2);
+  for (int64_t kk = 0; kk < int64_t(regs.size()); ++kk)
+    for (Value reg : fragAFromAcc(tiles, kk))
+      regs[kk].push_back(reg.getType().isInteger(32)
+                             ? reg
+                             : LLVM::BitcastOp::create(b, b.getI32Type(),
+                                                       reg));
+  return regs;
+}
+
+/// One wgmma m64n<headDim>k16 with A from registers (`a`, four 32-bit
+/// registers of two elements) and B at descriptor `bDesc`, transposed
+/// (MN-major): acc += A B. NVVM has no op for the register-A form: one
+/// instruction through inline PTX.
+static Value mmaRegisterA(ImplicitLocOpBuilder &b, Type element,
+                          int64_t headDim, Value acc, ArrayRef<Value> a,
+                          Value bDesc, Value accumulate) {
+  int64_t n = headDim / 2;
+  std::string asmText = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
+                        std::to_string(n + 5) +
+                        ", 0;\nwgmma.mma_async.sync.aligned.m64n" +
+                        std::to_string(headDim) + "k16.f32." +
+                        (element.isBF16() ? "bf16.bf16" : "f16.f16") + " {";
+  SmallVector<std::string> regs;
+  for (int64_t i = 0; i < n; ++i)
+    regs.push_back("$" + std::to_string(i));
+  asmText += llvm::join(regs, ", ") + "}, {$" + std::to_string(n) + ", $" +
+             std::to_string(n + 1) + ", $" + std::to_string(n + 2) + ", $" +
+             std::to_string(n + 3) + "}, $" + std::to_string(n + 4) +
+             ", p, 1, 1, 1;\n}";
+  SmallVector<std::string> constraints(n, "=f");
+  for (int i = 0; i < 4; ++i)
+    constraints.push_back("r");
+  constraints.push_back("l");
+  constraints.push_back("r");
+  for (int64_t i = 0; i < n; ++i)
+    constraints.push_back(std::to_string(i));
+  SmallVector<Value> operands(a.begin(), a.end());
+  operands.push_back(bDesc);
+  operands.push_back(accumulate);
+  for (int64_t i = 0; i < n; ++i)
+    operands.push_back(LLVM::ExtractValueOp::create(b, acc, i));
+  return LLVM::InlineAsmOp::create(
+             b, acc.getType(), operands, asmText, llvm::join(constraints, ","),
+             /*has_side_effects=*/true, /*is_align_stack=*/false,
+             LLVM::tailcallkind::TailCallKind::None,
+             LLVM::AsmDialectAttr::get(b.getContext(),
+                                       LLVM::AsmDialect::AD_ATT),
+             /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
+}
+
+void WgmmaEmitter::issueRegisterProduct(ArrayRef<SmallVector<Value, 4>> aRegs,
+                                        Value bTile, int64_t bRows,
+                                        Value out) {
+  int64_t n = headDim / 2;
+  auto accType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(n, b.getF32Type()));
+  Value acc = LLVM::PoisonOp::create(b, accType);
+  for (int64_t i = 0; i < n; ++i)
+    acc = LLVM::InsertValueOp::create(b, acc, loadState(out, i), i);
+  for (auto [kk, a] : llvm::enumerate(aRegs)) {
+    Value bDesc = descriptor(add(bTile, idx(kk * 16 * segmentBytes)),
+                             bRows * segmentBytes, 8 * segmentBytes);
+    acc = mmaRegisterA(b, element, headDim, acc, a, bDesc,
+                       i32(1)); // scale-d: accumulate
+  }
+  for (int64_t i = 0; i < n; ++i)
+    storeState(LLVM::ExtractValueOp::create(b, acc, i), out, i);
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor maps.
+//===----------------------------------------------------------------------===//
+
+Type WgmmaEmitter::tensorMapType() {
+  MLIRContext *ctx = b.getContext();
+  auto type = LLVM::LLVMStructType::getIdentified(ctx, kTensorMapTypeName);
+  if (!type.isInitialized())
+    (void)type.setBody(
+        {LLVM::LLVMArrayType::get(b.getI64Type(), kTensorMapBytes / 8)},
+        /*isPacked=*/false);
+  return type;
+}
+
+void WgmmaEmitter::launchWithTensorMaps(
+    ArrayRef<MapOperand> operands, ArrayRef<Value> extents,
+    int64_t sharedBytes, StringRef kernelName,
+    llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>)> body) {
+  // The runtime's faTensorMapEncode (CudaDriver.cpp, fa_export_runtime.c),
+  // declared once per module.
+  auto module =
+      b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  StringRef encodeName = "faTensorMapEncode";
+  auto encode = module.lookupSymbol<func::FuncOp>(encodeName);
+  if (!encode) {
+    SmallVector<Type> inputs(14, b.getI64Type());
+    inputs[0] = pointerType();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    encode = func::FuncOp::create(
+        b, encodeName, b.getFunctionType(inputs, {b.getI32Type()}));
+    encode.setPrivate();
+  }
+
+  SmallVector<Value, 4> slots;
+  Value ok;
+  for (const MapOperand &operand : operands) {
+    auto meta = memref::ExtractStridedMetadataOp::create(b, operand.memref);
+    Value address =
+        add(memref::ExtractAlignedPointerAsIndexOp::create(b, operand.memref),
+            mul(meta.getOffset(), idx(elementBytes())));
+    Value slot = LLVM::AllocaOp::create(b, pointerType(), tensorMapType(),
+                                        i32(1), kTensorMapAlign);
+    auto bytes = [&](Value stride) {
+      return toI64(mul(stride, idx(elementBytes())));
+    };
+    ValueRange sizes = meta.getSizes(), strides = meta.getStrides();
+    SmallVector<Value> args = {slot,
+                               toI64(address),
+                               i64(operand.name),
+                               i64(elementBytes()),
+                               i64(segmentBytes),
+                               i64(blockElements()),
+                               i64(operand.boxRows),
+                               toI64(sizes[3]),
+                               toI64(sizes[2]),
+                               toI64(sizes[1]),
+                               toI64(sizes[0]),
+                               bytes(strides[2]),
+                               bytes(strides[1]),
+                               bytes(strides[0])};
+    Value status = func::CallOp::create(b, encode, args).getResult(0);
+    Value made = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, status,
+                                       i32(0));
+    ok = ok ? arith::AndIOp::create(b, ok, made) : made;
+    slots.push_back(slot);
+  }
+  auto encoded = scf::IfOp::create(b, ok, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(encoded.thenBlock());
+  SmallVector<Value, 4> maps;
+  for (Value slot : slots)
+    maps.push_back(LLVM::LoadOp::create(b, tensorMapType(), slot));
+  launchBlocks(extents, sharedBytes, /*workgroupTypes=*/{}, kernelName,
+               [&](gpu::LaunchOp launch) {
+                 SmallVector<Value, 4> kernelMaps;
+                 for (Value map : maps)
+                   kernelMaps.push_back(kernelTensorMap(map));
+                 body(launch, kernelMaps);
+               });
+}
+
+Value WgmmaEmitter::kernelTensorMap(Value map) {
+  Value slot = LLVM::AllocaOp::create(b, pointerType(), tensorMapType(),
+                                      i32(1), kTensorMapAlign);
+  LLVM::StoreOp::create(b, map, slot);
+  return slot;
+}
+
+//===----------------------------------------------------------------------===//
+// mbarriers and TMA.
+//===----------------------------------------------------------------------===//
+
+void WgmmaEmitter::waitBarrier(Value barrier, Value parity) {
+  NVVM::MBarrierTryWaitParityOp::create(b, barrier, toI32(parity),
+                                        i32(kWaitTicks));
+}
+
+void WgmmaEmitter::expectBytes(Value barrier, int64_t bytes) {
+  NVVM::MBarrierArriveExpectTxOp::create(
+      b, /*res=*/Type(), barrier, i32(bytes), NVVM::MemScopeKind::CTA,
+      /*relaxed=*/false, /*predicate=*/Value());
+}
+
+void WgmmaEmitter::loadTileAsync(Value map, Value address, int64_t rows,
+                                 Value row, Value head, Value landed) {
+  auto cluster =
+      pointerType(static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster));
+  for (int64_t c = 0; c < columnBlocks(); ++c) {
+    // A CTA's shared window lies inside its cluster's: sm_90's form of the
+    // copy names the destination there.
+    Value dst = LLVM::AddrSpaceCastOp::create(
+        b, cluster, sharedPointer(add(address, idx(c * rows * segmentBytes))));
+    SmallVector<Value, 4> box = {i32(c * blockElements()), toI32(row),
+                                 toI32(head), toI32(batchIdx)};
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, dst, map, box, landed, /*im2colOffsets=*/ValueRange{},
+        /*multicastMask=*/Value(), /*l2CacheHint=*/Value(),
+        NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false, /*group=*/nullptr,
+        /*predicate=*/Value());
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The warp-specialised block.
+//===----------------------------------------------------------------------===//
+
+WgmmaEmitter::SharedLayout
+WgmmaEmitter::setUpShared(ArrayRef<int64_t> fixedRows, int64_t streamRows) {
+  // Dynamic shared memory, its tiles aligned to the swizzle's period.
+  Value base = dynamicShared();
+  Value baseAddress = memref::ExtractAlignedPointerAsIndexOp::create(b, base);
+  Value pad = remi(sub(idx(kSwizzlePeriod), remi(baseAddress, kSwizzlePeriod)),
+                   kSwizzlePeriod);
+  SharedLayout at;
+  at.aligned = add(baseAddress, pad);
+  at.streamRows = streamRows;
+  int64_t offset = 0;
+  for (int64_t rows : fixedRows) {
+    at.fixed.push_back(offset);
+    at.fixedRows.push_back(rows);
+    offset += tileBytes(rows);
+  }
+  for (int64_t tile = 0; tile < 2; ++tile) {
+    at.streamed[tile] = offset;
+    offset += kvStages * tileBytes(streamRows);
+  }
+  at.barriers = offset;
+
+  // One thread sets the barriers up; every thread sees them set.
+  {
+    auto first = scf::IfOp::create(
+        b, cmp(arith::CmpIPredicate::eq, tid, idx(0)), false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(first.thenBlock());
+    NVVM::MBarrierInitOp::create(b, fixedLanded(at), i32(1), Value());
+    for (int64_t s = 0; s < kvStages; ++s)
+      for (int64_t tile = 0; tile < 2; ++tile) {
+        NVVM::MBarrierInitOp::create(
+            b, stageBarrier(at, tile, StageEvent::Landed, idx(s)), i32(1),
+            Value());
+        NVVM::MBarrierInitOp::create(
+            b, stageBarrier(at, tile, StageEvent::Free, idx(s)),
+            i32(128 * groups()), Value());
+      }
+  }
+  NVVM::FenceMbarrierInitOp::create(b);
+  gpu::BarrierOp::create(b);
+  return at;
+}
+
+Value WgmmaEmitter::stageBarrier(const SharedLayout &at, int64_t tile,
+                                 StageEvent event, Value slot) {
+  int64_t kind = 2 * static_cast<int64_t>(event) + tile;
+  int64_t first = at.barriers + 8 * (1 + kind * kvStages);
+  return sharedPointer(add(at.aligned, add(idx(first), mul(slot, idx(8)))));
+}
+
+Value WgmmaEmitter::waitStreamed(const SharedLayout &at, Value count) {
+  auto [slot, parity] = stageOf(count);
+  for (int64_t tile = 0; tile < 2; ++tile)
+    waitBarrier(stageBarrier(at, tile, StageEvent::Landed, slot), parity);
+  return slot;
+}
+
+void WgmmaEmitter::emitProducer(const SharedLayout &at,
+                                ArrayRef<FixedCopy> fixed,
+                                std::array<Value, 2> streamMaps,
+                                StreamVisitor visit) {
+  auto elected = scf::IfOp::create(
+      b, cmp(arith::CmpIPredicate::eq, tid, idx(0)), false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(elected.thenBlock());
+  int64_t fixedBytes = 0;
+  for (const FixedCopy &copy : fixed)
+    fixedBytes += tileBytes(at.fixedRows[copy.tile]);
+  expectBytes(fixedLanded(at), fixedBytes);
+  for (const FixedCopy &copy : fixed)
+    loadTileAsync(copy.map, fixedAt(at, copy.tile),
+                  at.fixedRows[copy.tile], copy.row, copy.head,
+                  fixedLanded(at));
+  visit([&](Value count, Value row, Value head) {
+    auto [slot, parity] = stageOf(count);
+    // The round before is free once the consumers said so; the first
+    // round's wait (parity 1 of a fresh barrier) passes at once.
+    Value before = xori(parity, idx(1));
+    for (int64_t tile = 0; tile < 2; ++tile) {
+      waitBarrier(stageBarrier(at, tile, StageEvent::Free, slot), before);
+      Value landed = stageBarrier(at, tile, StageEvent::Landed, slot);
+      expectBytes(landed, tileBytes(at.streamRows));
+      loadTileAsync(streamMaps[tile], stageAt(at, tile, slot), at.streamRows, row,
+                    head, landed);
+    }
+  });
+}
+
+Value WgmmaEmitter::enterConsumer() {
+  NVVM::SetMaxRegisterOp::create(b, wgmmaConsumerRegisters(groups()),
+                                 NVVM::SetMaxRegisterAction::increase);
+  tid = sub(tid, idx(128));
+  warp = sub(warp, idx(4));
+  return divi(warp, 4);
+}
+
+void WgmmaEmitter::splitRoles(llvm::function_ref<void()> producer,
+                              llvm::function_ref<void()> consumer) {
+  auto roles =
+      scf::IfOp::create(b, cmp(arith::CmpIPredicate::ult, tid, idx(128)),
+                        /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(roles.thenBlock());
+  // The producer only issues copies: it gives back all but few registers.
+  NVVM::SetMaxRegisterOp::create(b, wgmmaProducerRegisters(groups()),
+                                 NVVM::SetMaxRegisterAction::decrease);
+  producer();
+  b.setInsertionPointToStart(roles.elseBlock());
+  consumer();
+}

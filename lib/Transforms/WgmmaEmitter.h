@@ -1,0 +1,276 @@
+//===- WgmmaEmitter.h - What every wgmma (sm_90a) kernel shares -*- C++ -*-===//
+//
+// The Hopper machinery the wgmma forward (WgmmaForward.cpp) and backward
+// (WgmmaBackward.cpp) build on: warpgroup GEMMs, tensor maps, mbarriers and
+// TMA, and the warp-specialised block they share: one producer warpgroup
+// and `shape.warps / 4 - 1` consumer warpgroups of 64 rows each.
+//
+// The block's shared memory holds "fixed" tiles, copied once (the forward's
+// Q; dK/dV's K and V; dQ's Q and dO), and a ring of `kvStages` stages of two
+// "streamed" tiles each (the forward's and dQ's K and V; dK/dV's Q and dO),
+// which the producer refills tile by tile. mbarriers carry the hand-offs:
+// "fixed landed", and per stage and streamed tile "landed" (TMA completes
+// its transactions) and "free" (every consumer thread arrives once its
+// warpgroup's wgmma reads of it are done). Producer and consumers walk the
+// same tiles: the block's tile t sits in stage t % kvStages, in that stage's
+// round t / kvStages, whose parity the barrier waits name.
+//
+// Tensor maps: at each launch the host code has the runtime make one per
+// operand (faTensorMapEncode, through cuTensorMapEncodeTiled) and passes it
+// by value; fa-kernel-tensor-maps makes that parameter a grid-constant
+// byval one, whose address TMA takes. A map the driver refuses launches
+// nothing and fails the call with the driver's reason.
+//
+// Shared tiles use a swizzle both wgmma's descriptors and TMA name, of the
+// widest segment W in {128, 64, 32} bytes that divides a row of D: a tile
+// of R rows x D is D * size / W column blocks of R rows x W bytes, and
+// 16-byte chunk c of row r sits at chunk c ^ ((r % 8) >> log2(128 / W)) of
+// its segment (the XOR of address bits 4.. with bits 7..). TMA writes one
+// box of W bytes x R rows per column block. Tiles start on the swizzles'
+// 1024-byte period. So every head dim that is a multiple of 16 up to 256
+// runs here: 64, 128, 192, 256 on 128-byte segments, 32 and 96 on 64-byte
+// ones, 80 on 32-byte ones.
+//
+// Matrix descriptor (PTX ISA, "Matrix Descriptor Format"): bits 0-13 the
+// start address >> 4, 16-29 the leading-dimension byte offset >> 4, 32-45
+// the stride-dimension byte offset >> 4, 62-63 the swizzle (1: 128 bytes,
+// 2: 64, 3: 32). K-major operands (rows of the contraction's k): the stride
+// offset is 8 W (8 rows); a 16-wide k step inside a column block moves the
+// start by 32 bytes. MN-major operands (a tile whose rows are the k of the
+// contraction, read through the transpose bit): the leading offset is the
+// distance between column blocks, the stride offset 8 W between 8-row
+// groups.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_LIB_TRANSFORMS_WGMMAEMITTER_H
+#define FA_LIB_TRANSFORMS_WGMMAEMITTER_H
+
+#include "TensorCoreEmitter.h"
+
+namespace fa::tensor_core {
+
+/// Rows per consumer warpgroup: wgmma's M.
+constexpr int64_t kGroupRows = 64;
+
+class WgmmaEmitter : public TensorCoreEmitter {
+public:
+  WgmmaEmitter(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
+               KernelShape shape)
+      : TensorCoreEmitter(b, element, headDim, shape, /*allowTf32=*/false),
+        segmentBytes(swizzleSegmentBytes(headDim * elementBytes())) {}
+
+protected:
+  /// The swizzle's row segment W: a column block's bytes per row.
+  int64_t segmentBytes;
+
+  /// The widest swizzle segment (128, 64 or 32 bytes) that divides a row.
+  static int64_t swizzleSegmentBytes(int64_t rowBytes);
+  /// The descriptor's swizzle field for the segment.
+  int64_t swizzleMode() const {
+    return segmentBytes == 128 ? 1 : segmentBytes == 64 ? 2 : 3;
+  }
+  /// Elements per column block of a shared tile.
+  int64_t blockElements() const { return segmentBytes / elementBytes(); }
+  int64_t columnBlocks() const { return headDim / blockElements(); }
+  /// Consumer warpgroups.
+  int64_t groups() const { return warps / 4 - 1; }
+  int64_t tileBytes(int64_t rows) const {
+    return rows * headDim * elementBytes();
+  }
+  /// The shared byte offset of row `row` (a multiple of 8) of a tile of
+  /// `rows` rows at `tile`: rows lie within each column block.
+  Value rowAt(Value tile, Value row) {
+    return add(tile, mul(row, idx(segmentBytes)));
+  }
+
+  Value i64(int64_t v) {
+    return arith::ConstantIntOp::create(b, b.getI64Type(), v);
+  }
+  Value i32(int64_t v) {
+    return arith::ConstantIntOp::create(b, b.getI32Type(), v);
+  }
+  Value toI32(Value index) {
+    return arith::IndexCastUIOp::create(b, b.getI32Type(), index);
+  }
+  Value toI64(Value index) {
+    return arith::IndexCastUIOp::create(b, b.getI64Type(), index);
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Warpgroup GEMMs.
+  //===--------------------------------------------------------------------===//
+
+  /// The wgmma descriptor of the matrix at shared byte `address` in the
+  /// tiles' swizzle, with the given leading and stride byte offsets.
+  Value descriptor(Value address, int64_t leading, int64_t stride);
+  NVVM::WGMMATypes wgmmaType() const {
+    return element.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  }
+  /// wgmma.fence: orders this thread's register writes before the wgmma
+  /// ops that read them (accumulators, A from registers).
+  void fence() { NVVM::WgmmaFenceAlignedOp::create(b); }
+  /// Commits the wgmma ops issued since the last commit as one group.
+  void commit() { NVVM::WgmmaGroupSyncAlignedOp::create(b); }
+  /// Waits until at most `pending` of this warpgroup's wgmma groups run.
+  void waitGroups(int64_t pending) {
+    NVVM::WgmmaWaitGroupSyncOp::create(b, pending);
+  }
+
+  /// Issues A B^T (m64 n`n` over k = headDim) without fence or commit: A
+  /// the 64 rows at shared byte `a` of a tile of `aRows` rows, B the `n`
+  /// rows at `bTile` of a tile of `bRows` rows, both K-major (rows along
+  /// the head dim). Returns the accumulator, valid once its group is
+  /// waited for; it overwrites what it holds (no zeroing needed).
+  Value issueRowProduct(Value a, int64_t aRows, Value bTile, int64_t bRows,
+                        int64_t n);
+  /// An m64n`n` accumulator as n / 8 tiles of 16 x 8 per warp.
+  SmallVector<SmallVector<Value, 4>> accumulatorTiles(Value acc, int64_t n);
+  /// Accumulator tiles as wgmma's A-from-registers operand: per 16-wide k
+  /// step, four 32-bit registers of two elements.
+  SmallVector<SmallVector<Value, 4>>
+  registerOperand(ArrayRef<SmallVector<Value, 4>> tiles);
+  /// Issues out += A B without fence or commit: A from registers
+  /// (registerOperand, one entry per k step), B the [k][headDim] tile of
+  /// `bRows` rows at `bTile`, read MN-major through the transpose bit; `out`
+  /// is register state of headDim / 2 values, holding the result once the
+  /// group is waited for.
+  void issueRegisterProduct(ArrayRef<SmallVector<Value, 4>> aRegs,
+                            Value bTile, int64_t bRows, Value out);
+
+  //===--------------------------------------------------------------------===//
+  // Tensor maps.
+  //===--------------------------------------------------------------------===//
+
+  /// CUtensorMap as the LLVM struct fa-kernel-tensor-maps recognises.
+  Type tensorMapType();
+  LLVM::LLVMPointerType pointerType(unsigned space = 0) {
+    return LLVM::LLVMPointerType::get(b.getContext(), space);
+  }
+  /// An operand TMA reads: the [batch, head, row, column] memref, its name
+  /// for the runtime's messages (faTensorMapEncode: 0 q, 1 k, 2 v, 3 do)
+  /// and the rows of its boxes.
+  struct MapOperand {
+    Value memref;
+    int64_t name;
+    int64_t boxRows;
+  };
+  /// Host code: makes the operands' tensor maps and, when the driver made
+  /// them all, launches `warps` warps per block over `extents` with
+  /// `sharedBytes` of dynamic shared memory; `body` gets the maps'
+  /// addresses in the kernel (kernelTensorMap), in the operands' order.
+  void launchWithTensorMaps(
+      ArrayRef<MapOperand> operands, ArrayRef<Value> extents,
+      int64_t sharedBytes, StringRef kernelName,
+      llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>)> body);
+  /// Kernel code: the address of a tensor map the kernel took by value.
+  /// fa-kernel-tensor-maps replaces this slot by the parameter itself.
+  Value kernelTensorMap(Value map);
+
+  //===--------------------------------------------------------------------===//
+  // mbarriers and TMA.
+  //===--------------------------------------------------------------------===//
+
+  /// Shared byte address `address` as a shared-space pointer.
+  Value sharedPointer(Value address) {
+    return LLVM::IntToPtrOp::create(b, pointerType(3), toI64(address));
+  }
+  /// Waits until `barrier` completed its phase of parity `parity`.
+  void waitBarrier(Value barrier, Value parity);
+  /// Arrives on `barrier`, telling it to expect `bytes` more of TMA
+  /// transactions.
+  void expectBytes(Value barrier, int64_t bytes);
+  /// Every consumer thread arrives on `barrier` once.
+  void arriveOn(Value barrier) {
+    NVVM::MBarrierArriveOp::create(b, /*res=*/Type(), barrier,
+                                   /*count=*/Value());
+  }
+  /// TMA copies of rows [row, row + rows) of (head, batch) through `map`
+  /// into the tile at shared byte `address`, one box per column block,
+  /// completing on `landed`. Rows past the operand's end arrive as zeros.
+  void loadTileAsync(Value map, Value address, int64_t rows, Value row,
+                     Value head, Value landed);
+
+  //===--------------------------------------------------------------------===//
+  // The warp-specialised block.
+  //===--------------------------------------------------------------------===//
+
+  /// Where a block's shared memory holds what: byte offsets from the
+  /// swizzle-aligned shared address `aligned`.
+  struct SharedLayout {
+    Value aligned;
+    SmallVector<int64_t, 2> fixed, fixedRows; // each fixed tile
+    std::array<int64_t, 2> streamed; // each streamed tile's first stage
+    int64_t streamRows = 0;
+    int64_t barriers = 0;
+  };
+  /// A stage's barriers, per streamed tile: it landed (TMA completes it),
+  /// or is free again (every consumer thread arrives).
+  enum class StageEvent : int64_t { Landed, Free };
+
+  /// Lays the block's shared memory out (fixed tiles of `fixedRows` each,
+  /// kvStages stages of two streamed tiles of `streamRows`, the barriers)
+  /// and has one thread set the barriers up for every thread to see.
+  SharedLayout setUpShared(ArrayRef<int64_t> fixedRows, int64_t streamRows);
+  Value fixedLanded(const SharedLayout &at) {
+    return sharedPointer(add(at.aligned, idx(at.barriers)));
+  }
+  Value stageBarrier(const SharedLayout &at, int64_t tile, StageEvent event,
+                     Value slot);
+  /// The shared byte address of streamed tile `tile` (0 or 1) of stage
+  /// `slot`.
+  Value stageAt(const SharedLayout &at, int64_t tile, Value slot) {
+    return add(at.aligned, add(idx(at.streamed[tile]),
+                               mul(slot, idx(tileBytes(at.streamRows)))));
+  }
+  Value fixedAt(const SharedLayout &at, int64_t tile) {
+    return add(at.aligned, idx(at.fixed[tile]));
+  }
+  /// The stage of the block's streamed tile `count`, and the parity of that
+  /// stage's round the tile is in.
+  std::pair<Value, Value> stageOf(Value count) {
+    return {remi(count, kvStages), remi(divi(count, kvStages), 2)};
+  }
+  /// The tiles of `block` rows that cover [lo, hi).
+  Value tileCount(Value lo, Value hi, int64_t block) {
+    return ceilDiv(max(sub(hi, lo), idx(0)), block);
+  }
+  /// Waits until both streamed tiles of the block's tile `count` landed;
+  /// returns its stage.
+  Value waitStreamed(const SharedLayout &at, Value count);
+  /// Frees streamed tile `tile` of stage `slot` for the producer.
+  void release(const SharedLayout &at, int64_t tile, Value slot) {
+    arriveOn(stageBarrier(at, tile, StageEvent::Free, slot));
+  }
+
+  /// A fixed tile's copy: rows [row, row + rows) of (head, batch) through
+  /// `map` into fixed tile `tile`.
+  struct FixedCopy {
+    Value map;
+    int64_t tile;
+    Value row, head;
+  };
+  /// What the producer visits: calls its argument once per streamed tile,
+  /// in the consumers' order, with the block's tile count, the first row
+  /// and the head of both streamed tiles.
+  using StreamVisitor = llvm::function_ref<void(
+      llvm::function_ref<void(Value count, Value row, Value head)>)>;
+  /// The producer warpgroup: one thread issues the fixed tiles' copies (completing on fixedLanded), then each
+  /// streamed tile's pair into its stage once the consumers freed that
+  /// stage's pair of the round before.
+  void emitProducer(const SharedLayout &at, ArrayRef<FixedCopy> fixed,
+                    std::array<Value, 2> streamMaps, StreamVisitor visit);
+  /// Enters a consumer warpgroup: takes the registers, and counts its
+  /// threads and warps from 0 (warp w owns rows 16w.. 16w + 15 of the
+  /// block's consumer rows, warpgroup w / 4's M). Returns its warpgroup.
+  Value enterConsumer();
+  /// Splits the block into the producer (warpgroup 0, which gives its
+  /// registers back first) and consumers. Past this point no barrier spans the block: the producer's idle warps have
+  /// left.
+  void splitRoles(llvm::function_ref<void()> producer,
+                  llvm::function_ref<void()> consumer);
+};
+
+} // namespace fa::tensor_core
+
+#endif // FA_LIB_TRANSFORMS_WGMMAEMITTER_H

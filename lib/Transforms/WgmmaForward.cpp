@@ -1,0 +1,304 @@
+//===- WgmmaForward.cpp - Attention forward on wgmma (sm_90a) -------------===//
+//
+// The Hopper forward, warp-specialised (WgmmaEmitter.h): the fixed tile is
+// the block's Q, of `queryRows` rows, 64 per consumer warpgroup; the
+// streamed tiles are K (0) and V (1) of block-n keys. Per key tile each
+// consumer runs:
+//   S = Q K^T   wgmma.mma_async m64n<block-n>k16, Q and K from shared memory
+//               (NVVM's wgmma op; both K-major)
+//   online softmax on the S registers (TensorCoreEmitter: the same code as
+//               mma.sync's, since each 8-column slice of a wgmma accumulator
+//               has mma.sync's C layout), while V may still be landing
+//   O += P V    wgmma.mma_async m64n<D>k16 with P from registers (the RS
+//               form) and V from shared memory in its stored layout
+//               (MN-major, through the transpose bit)
+// Producer and consumers walk the same key tiles, TileBuilder's phases.
+//
+//===----------------------------------------------------------------------===//
+
+#include "WgmmaEmitter.h"
+
+using namespace mlir;
+using namespace fa;
+using namespace fa::tensor_core;
+
+namespace {
+
+/// The streamed tiles: K and V of each key tile.
+constexpr int64_t kKeys = 0, kValues = 1;
+
+class WgmmaForwardEmitter : public WgmmaEmitter {
+public:
+  WgmmaForwardEmitter(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
+                      KernelShape shape, bool pipelined)
+      : WgmmaEmitter(b, element, headDim, shape), pipelined(pipelined) {}
+
+  /// Launches the forward kernel for this head dim, named `kernelName`,
+  /// once the driver made Q, K and V's tensor maps.
+  void emitForward(const Variant &variant, ForwardArgs args,
+                   StringRef kernelName) {
+    for (Value *m : {&args.q, &args.k, &args.v, &args.o})
+      *m = withUnitStride(*m);
+    Dims dims = attentionDims(args.q, args.k);
+    Value tiles = ceilDiv(dims.sq, queryRows);
+    int64_t bytes = wgmmaSharedBytes(queryRows, blockN, kvStages, headDim,
+                                     elementBytes());
+    launchWithTensorMaps(
+        {{args.q, 0, queryRows}, {args.k, 1, blockN}, {args.v, 2, blockN}},
+        {tiles, dims.hq, dims.batch}, bytes, kernelName,
+        [&](gpu::LaunchOp launch, ArrayRef<Value> maps) {
+          SharedLayout at = setUpShared({queryRows}, blockN);
+          splitRoles(
+              [&] {
+                QueryBlock block =
+                    queryBlock(variant, dims, tiles, launch, queryRows);
+                emitProducer(
+                    at, {{maps[0], 0, block.m0, block.head}},
+                    {maps[1], maps[2]}, [&](auto copy) {
+                      Value done = idx(0); // tiles of the earlier phases
+                      for (const KeyPhase &p :
+                           keyPhases(variant, dims, block.m0, block.rows)) {
+                        loop(p.lo, p.hi, idx(blockN), [&](Value n0) {
+                          copy(add(done, divi(sub(n0, p.lo), blockN)), n0,
+                               kvHead);
+                        });
+                        done = add(done, tileCount(p.lo, p.hi, blockN));
+                      }
+                    });
+              },
+              [&] { emitConsumer(variant, args, dims, tiles, at, launch); });
+        });
+  }
+
+private:
+  /// Whether tile t's softmax runs under tile t - 1's P V.
+  bool pipelined;
+
+  /// Issues S = Q K^T for this warpgroup's 64 rows against the K tile at
+  /// `keys` (shared byte address) as one wgmma group; the result is valid
+  /// once the group is waited for.
+  Value issueScores(Value queries, Value keys) {
+    fence();
+    Value acc = issueRowProduct(queries, queryRows, keys, blockN, blockN);
+    commit();
+    return acc;
+  }
+
+  /// P as the PV wgmma's A operand, kept in a private buffer (as f32 bit
+  /// patterns) from one tile's softmax to the next tile's issue.
+  void storeP(ArrayRef<SmallVector<Value, 4>> p, Value buffer) {
+    for (auto [kk, regs] : llvm::enumerate(registerOperand(p)))
+      for (auto [i, reg] : llvm::enumerate(regs))
+        storeState(LLVM::BitcastOp::create(b, b.getF32Type(), reg), buffer,
+                   kk * 4 + i);
+  }
+
+  /// Issues O += P V as one wgmma group: P from `pBuffer` (storeP), V the
+  /// tile at `values` (shared byte address), O this thread's state, which
+  /// holds the result once the group is waited for.
+  void issueValues(Value pBuffer, Value values, Value out) {
+    // Every A register is read before the fence: wgmma may read none that
+    // changed after it.
+    SmallVector<SmallVector<Value, 4>> aRegs(blockN / 16);
+    for (int64_t kk = 0; kk < blockN / 16; ++kk)
+      for (int64_t i = 0; i < 4; ++i)
+        aRegs[kk].push_back(LLVM::BitcastOp::create(
+            b, b.getI32Type(), loadState(pBuffer, kk * 4 + i)));
+    fence();
+    issueRegisterProduct(aRegs, values, blockN, out);
+    commit();
+  }
+
+  /// A consumer warpgroup: 64 query rows over every key tile as it lands.
+  /// Serial: per tile, S = Q K^T, its softmax, O += P V, each waited for.
+  /// Pipelined: tile t's softmax runs while the tensor cores do tile
+  /// t - 1's P V:
+  ///   issue S_t = Q K_t^T; issue O += P_{t-1} V_{t-1}
+  ///   wait for S_t (K_t is free); softmax of S_t into P_t
+  ///   wait for P V (V_{t-1} is free); O *= alpha_t
+  /// and the last tile's P V after the loop. Tile 0 has no P V before it:
+  /// its P is zero (the buffer starts so) and it multiplies K_0's tile, which
+  /// has landed and holds finite values, so O stays zero without a branch
+  /// around the wgmma (whose accumulators must not cross one unwaited).
+  /// With two or three consumers they take turns to issue (ping-pong), so
+  /// one's softmax has the tensor cores' other GEMMs under it.
+  void emitConsumer(const Variant &variant, const ForwardArgs &args,
+                    const Dims &dims, Value tiles, const SharedLayout &at,
+                    gpu::LaunchOp launch) {
+    Value group = enterConsumer();
+    Value queries = rowAt(fixedAt(at, 0), mul(group, idx(kGroupRows)));
+    QueryBlock block = queryBlock(variant, dims, tiles, launch, queryRows);
+    Value head = block.head;
+    std::array<Value, 2> rowOf = block.rowOf;
+    Value scaleLog2 = toBase2(scoreScale(variant, idx(headDim)));
+    State state = initForwardState(args.sinks, head);
+    Value pBuffer = privateBuffer(blockN / 4);
+    for (int64_t i = 0; i < blockN / 4; ++i)
+      storeState(flt(0.0), pBuffer, i);
+    SmallVector<KeyPhase, 2> phases =
+        keyPhases(variant, dims, block.m0, block.rows);
+    waitBarrier(fixedLanded(at), idx(0));
+    // The block's tiles, over its phases.
+    Value total = idx(0);
+    for (const KeyPhase &p : phases)
+      total = add(total, tileCount(p.lo, p.hi, blockN));
+    // Ping-pong (pipelined, two or three consumers): the warpgroups take
+    // turns, in order, to issue a tile's GEMMs, so one's softmax runs under
+    // the others'.
+    bool pingPong = pipelined && groups() >= 2;
+    if (pingPong) {
+      // Warpgroup 0 goes first: the last hands it the first turn.
+      auto first = scf::IfOp::create(
+          b,
+          arith::AndIOp::create(
+              b, cmp(arith::CmpIPredicate::eq, group, idx(groups() - 1)),
+              cmp(arith::CmpIPredicate::sgt, total, idx(0))),
+          false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(first.thenBlock());
+      passTurn(idx(0));
+    }
+    TileStep step{variant, dims,    state, scaleLog2, rowOf, at,
+                  queries, pBuffer, group, total,     pingPong};
+    Value done = idx(0); // tiles of the earlier phases
+    for (const KeyPhase &p : phases) {
+      phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockN,
+            [&](Value n0, bool masked) {
+              Value count = add(done, divi(sub(n0, p.lo), blockN));
+              Value keyHi = masked ? p.keyHi : Value();
+              if (pipelined)
+                pipelinedTile(step, n0, keyHi, count);
+              else
+                serialTile(step, n0, keyHi, count);
+            });
+      done = add(done, tileCount(p.lo, p.hi, blockN));
+    }
+    // The last tile's P V.
+    if (pipelined) {
+      auto any = scf::IfOp::create(
+          b, cmp(arith::CmpIPredicate::sgt, total, idx(0)), false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(any.thenBlock());
+      auto [slot, parity] = stageOf(sub(total, idx(1)));
+      waitBarrier(stageBarrier(at, kValues, StageEvent::Landed, slot), parity);
+      issueValues(pBuffer, stageAt(at, kValues, slot), state.out);
+      waitGroups(0);
+    }
+    storeForward(state, args, dims, head, rowOf);
+  }
+
+  /// What a consumer's steps over its block's tiles share.
+  struct TileStep {
+    const Variant &variant;
+    const Dims &dims;
+    const State &state;
+    Value scaleLog2;
+    std::array<Value, 2> rowOf;
+    const SharedLayout &at;
+    Value queries, pBuffer;
+    Value group, total; // this consumer warpgroup; the block's tiles
+    bool pingPong;
+  };
+  /// The serial schedule's step on the block's tile `count`, at key n0
+  /// (masked below `keyHi` when set).
+  void serialTile(const TileStep &step, Value n0, Value keyHi, Value count) {
+    const SharedLayout &at = step.at;
+    auto [slot, parity] = stageOf(count);
+    waitBarrier(stageBarrier(at, kKeys, StageEvent::Landed, slot), parity);
+    Value scoreAcc = issueScores(step.queries, stageAt(at, kKeys, slot));
+    waitGroups(0);
+    release(at, kKeys, slot);
+    SmallVector<SmallVector<Value, 4>> s = accumulatorTiles(scoreAcc, blockN);
+    onlineSoftmax(step.variant, step.dims, step.state, step.scaleLog2,
+                  step.rowOf, n0, keyHi, s);
+    storeP(s, step.pBuffer);
+    waitBarrier(stageBarrier(at, kValues, StageEvent::Landed, slot), parity);
+    issueValues(step.pBuffer, stageAt(at, kValues, slot), step.state.out);
+    waitGroups(0);
+    release(at, kValues, slot);
+  }
+  /// The pipelined schedule's step on the block's tile `count` (t), at key
+  /// n0: S_t is issued, then tile t - 1's P V, and S_t's softmax runs
+  /// under that P V.
+  void pipelinedTile(const TileStep &step, Value n0, Value keyHi,
+                     Value count) {
+    const SharedLayout &at = step.at;
+    auto [slot, parity] = stageOf(count);
+    Value later = cmp(arith::CmpIPredicate::ne, count, idx(0));
+    // Tile t - 1's stage and parity (t + 2 stages - 1 keeps the parity and
+    // never underflows).
+    auto [prevSlot, prevParity] = stageOf(add(count, idx(2 * kvStages - 1)));
+    Value keys = stageAt(at, kKeys, slot);
+    waitBarrier(stageBarrier(at, kKeys, StageEvent::Landed, slot), parity);
+    if (step.pingPong)
+      waitTurn(step.group);
+    Value scoreAcc = issueScores(step.queries, keys);
+    // Tile 0 has no V to wait for: the barrier of the stage it names may
+    // already be a round ahead.
+    {
+      auto wait = scf::IfOp::create(b, later, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(wait.thenBlock());
+      waitBarrier(stageBarrier(at, kValues, StageEvent::Landed, prevSlot),
+                  prevParity);
+    }
+    issueValues(step.pBuffer,
+                select(later, stageAt(at, kValues, prevSlot), keys),
+                step.state.out);
+    if (step.pingPong) {
+      // Every turn taken is handed over once: the last warpgroup's last one
+      // has no taker (warpgroup 0 is done).
+      Value lastGroup = idx(groups() - 1);
+      Value handsOver = arith::OrIOp::create(
+          b, cmp(arith::CmpIPredicate::ne, step.group, lastGroup),
+          cmp(arith::CmpIPredicate::ult, add(count, idx(1)), step.total));
+      auto hand = scf::IfOp::create(b, handsOver, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(hand.thenBlock());
+      // The next warpgroup's turn, the last's going round to 0 (a select,
+      // not a remainder: no division on the loop).
+      passTurn(select(cmp(arith::CmpIPredicate::eq, step.group, lastGroup),
+                      idx(0), add(step.group, idx(1))));
+    }
+    waitGroups(1);
+    release(at, kKeys, slot);
+    SmallVector<SmallVector<Value, 4>> s = accumulatorTiles(scoreAcc, blockN);
+    std::array<Value, 2> alpha;
+    onlineSoftmax(step.variant, step.dims, step.state, step.scaleLog2,
+                  step.rowOf, n0, keyHi, s, &alpha);
+    storeP(s, step.pBuffer);
+    waitGroups(0);
+    {
+      auto afterFirst = scf::IfOp::create(b, later, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(afterFirst.thenBlock());
+      release(at, kValues, prevSlot);
+    }
+    for (int64_t r = 0; r < 2; ++r)
+      rescaleRow(step.state, r, alpha[r]);
+  }
+  /// Consumer warpgroup g's turn barrier: named barrier 1 + g (0 is the
+  /// block's).
+  Value turnBarrier(Value group) { return toI32(add(group, idx(1))); }
+  /// Waits for this warpgroup's turn to issue its GEMMs.
+  void waitTurn(Value group) {
+    NVVM::BarrierOp::create(b, Type(), turnBarrier(group), i32(256),
+                            /*reductionOp=*/nullptr,
+                            /*reductionPredicate=*/Value());
+  }
+  /// Gives consumer warpgroup `to` its turn: arrives on its turn barrier,
+  /// which its 128 threads and these 128 complete.
+  void passTurn(Value to) {
+    NVVM::BarrierArriveOp::create(b, turnBarrier(to), i32(256));
+  }
+};
+
+} // namespace
+
+void fa::tensor_core::emitWgmmaForward(ImplicitLocOpBuilder &b, Type element,
+                                       int64_t headDim, KernelShape shape,
+                                       bool pipelined, const Variant &variant,
+                                       ForwardArgs args, StringRef name) {
+  WgmmaForwardEmitter(b, element, headDim, shape, pipelined)
+      .emitForward(variant, args, name);
+}
