@@ -237,13 +237,13 @@ int32_t faTensorMapEncode(void *map, uint64_t address, int64_t operand,
   /* CU_TENSOR_MAP_DATA_TYPE_UINT8/UINT16/UINT32 are 0/1/2; the swizzles
      32/64/128 bytes are 1/2/3; no interleave, 256-byte L2 promotion (3),
      zero fill (0). */
-  static const char *const names[] = {"q", "k", "v"};
+  static const char *const names[] = {"q", "k", "v", "do"};
   char context[256];
   uint64_t dims[4], strides[3];
   uint32_t box[4], unit[4] = {1, 1, 1, 1};
   int type = elementBytes == 2 ? 1 : elementBytes == 4 ? 2 : 0;
   int swizzle = swizzleBytes == 128 ? 3 : swizzleBytes == 64 ? 2 : 1;
-  const char *name = operand >= 0 && operand < 3 ? names[operand] : "operand";
+  const char *name = operand >= 0 && operand < 4 ? names[operand] : "operand";
   if (!driver.cuTensorMapEncodeTiled) {
     snprintf(context, sizeof context,
              "the CUDA driver lacks cuTensorMapEncodeTiled, which the Hopper "

@@ -331,7 +331,7 @@ extern "C" void faMgpuLaunchKernel(void *function, intptr_t gridX,
 /// the given swizzle (32, 64 or 128 bytes), written to `map` (CUtensorMap's
 /// 128 bytes). Returns 0, with the error recorded, when the driver refuses
 /// it; the host code then launches nothing. `operand` names it: 0 q, 1 k,
-/// 2 v.
+/// 2 v, 3 do.
 extern "C" int32_t faTensorMapEncode(void *map, uint64_t address,
                                      int64_t operand, int64_t elementBytes,
                                      int64_t swizzleBytes, int64_t boxColumns,
@@ -339,8 +339,8 @@ extern "C" int32_t faTensorMapEncode(void *map, uint64_t address,
                                      int64_t rows, int64_t heads,
                                      int64_t batch, int64_t rowStride,
                                      int64_t headStride, int64_t batchStride) {
-  static const char *const names[] = {"q", "k", "v"};
-  const char *name = operand >= 0 && operand < 3 ? names[operand] : "operand";
+  static const char *const names[] = {"q", "k", "v", "do"};
+  const char *name = operand >= 0 && operand < 4 ? names[operand] : "operand";
   Driver &d = driver();
   if (!d.cuTensorMapEncodeTiled) {
     if (pendingError().empty())

@@ -310,16 +310,75 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
             return KernelShape{16 * warps, warps, queryRows};
       return std::nullopt;
     };
-    dispatch(dkdv, dkdv->getNextNode(), layoutOk, d, element,
-             prefix + "_mma_dk_dv", tensor_core::kHeadDims, dkdvShape,
+    // The dK/dV and dQ loops' blocks from their first op to their last, and
+    // the head dims the mma.sync chains take.
+    SmallVector<int64_t> mmaHeadDims(std::begin(tensor_core::kHeadDims),
+                                     std::end(tensor_core::kHeadDims));
+    std::pair<Operation *, Operation *> dkdvOps = {dkdv, dkdv->getNextNode()};
+    std::pair<Operation *, Operation *> dqOps = {dq, dq->getNextNode()};
+    if (useWgmma(element)) {
+      // Head dims past the wgmma kernels' go on to the mma.sync chains.
+      using tensor_core::KernelShape;
+      int64_t groups = tensor_core::kWgmmaBackwardGroups;
+      int64_t warps = 4 * (groups + 1);
+      auto chain = [](Block *rest, std::pair<Operation *, Operation *> &ops) {
+        if (rest)
+          ops = {&rest->front(), rest->getTerminator()};
+      };
+      chain(dispatch(dkdvOps.first, dkdvOps.second, layoutOk, d, element,
+                     prefix + "_wgmma_dk_dv",
+                     tensor_core::kWgmmaBackwardHeadDims,
+                     [&](int64_t headDim, int64_t bytes)
+                         -> std::optional<KernelShape> {
+                       KernelShape shape{64 * groups, warps,
+                                         tensor_core::kWgmmaDkDvQueryRows, 2};
+                       if (tensor_core::wgmmaSharedBytes(
+                               2 * shape.blockN, shape.queryRows,
+                               shape.kvStages, headDim,
+                               bytes) > tensor_core::kHopperSharedBytes)
+                         return std::nullopt;
+                       return shape;
+                     },
+                     [&](ImplicitLocOpBuilder &b, int64_t headDim,
+                         const KernelShape &shape, StringRef name) {
+                       tensor_core::emitWgmmaDkDv(b, element, headDim, shape,
+                                                  variant, args, name);
+                     }),
+            dkdvOps);
+      llvm::erase_if(mmaHeadDims, [](int64_t headDim) {
+        return llvm::is_contained(tensor_core::kWgmmaBackwardHeadDims,
+                                  headDim);
+      });
+      chain(dispatch(dqOps.first, dqOps.second, layoutOk, d, element,
+                     prefix + "_wgmma_dq", tensor_core::kWgmmaBackwardHeadDims,
+                     [&](int64_t headDim, int64_t bytes)
+                         -> std::optional<KernelShape> {
+                       KernelShape shape{tensor_core::wgmmaDqBlockN(headDim),
+                                         warps, 64 * groups, 2};
+                       if (tensor_core::wgmmaSharedBytes(
+                               2 * shape.queryRows, shape.blockN,
+                               shape.kvStages, headDim,
+                               bytes) > tensor_core::kHopperSharedBytes)
+                         return std::nullopt;
+                       return withGridSection(shape);
+                     },
+                     [&](ImplicitLocOpBuilder &b, int64_t headDim,
+                         const KernelShape &shape, StringRef name) {
+                       tensor_core::emitWgmmaDq(b, element, headDim, shape,
+                                                variant, args, name);
+                     }),
+            dqOps);
+    }
+    dispatch(dkdvOps.first, dkdvOps.second, layoutOk, d, element,
+             prefix + "_mma_dk_dv", mmaHeadDims, dkdvShape,
              [&](ImplicitLocOpBuilder &b, int64_t headDim,
                  const KernelShape &shape, StringRef name) {
                tensor_core::createMmaSyncKernels(b, element, headDim, shape,
                                                  allowTf32)
                    ->emitDkDv(variant, args, name);
              });
-    dispatch(dq, dq->getNextNode(), layoutOk, d, element, prefix + "_mma_dq",
-             tensor_core::kHeadDims,
+    dispatch(dqOps.first, dqOps.second, layoutOk, d, element,
+             prefix + "_mma_dq", mmaHeadDims,
              [&](int64_t headDim, int64_t bytes) {
                return keyTileShape(headDim, bytes, tensor_core::kWarps);
              },

@@ -175,8 +175,9 @@ private:
     return add(mul(xori(divi(col, chunk), remi(row, 8)), idx(chunk)),
                remi(col, chunk));
   }
-  /// The A fragment of P (or dS) for k-step kk from the accumulators of
-  /// whose results are never stored).
+  /// A fragments of rows `rowOf` of memref[batch, head] per 16-wide k step
+  /// of D, read from global memory (rows past `rowsTotal` read the last
+  /// row: they feed only rows whose results are never stored).
   SmallVector<SmallVector<Value, 4>> rowFragments(Value memref, Value head,
                                                   ArrayRef<Value> rowOf,
                                                   Value rowsTotal) {
@@ -420,22 +421,6 @@ private:
   }
 
 
-  //===--------------------------------------------------------------------===//
-  // Backward. P = exp2(S * scale log2 e - lse log2 e) from the forward's
-  // lse, dS = P (dP - D) with dP = dO V^T and D = rowsum(dO * o).
-  //===--------------------------------------------------------------------===//
-
-  /// P and dS of accumulator element (nt, e) of S and dP, given the lse (in
-  /// base 2) and D of its query row; zero where `ok` is false.
-  std::pair<Value, Value> probAndGrad(Value s, Value dp, Value scaleLog2,
-                                      Value lse2, Value rowDot, Value ok) {
-    Value p = exp2(math::FmaOp::create(b, s, scaleLog2,
-                                       arith::NegFOp::create(b, lse2)));
-    if (ok)
-      p = select(ok, p, flt(0.0));
-    return {p, fmul(p, fsub(dp, rowDot))};
-  }
-
   void emitDkDvBody(const Variant &variant, const GradArgs &args,
                     const Dims &dims, gpu::LaunchOp launch,
                     ArrayRef<Value> tiles) {
@@ -448,7 +433,6 @@ private:
     std::array<Value, 2> keyOf = laneRows(add(n0, warpKey));
     Value scale = scoreScale(variant, idx(headDim));
     Value scaleLog2 = toBase2(scale);
-    Value lastRow = sub(dims.sq, idx(1));
 
     loadTile(args.k, kTile, n0, dims.sk, kvh);
     loadTile(args.v, vTile, n0, dims.sk, kvh);
@@ -469,21 +453,8 @@ private:
         }
         mmaRows(kFrag, qTile, queryRows, s);
         mmaRows(vFrag, dOTile, queryRows, dp);
-        for (int64_t nt = 0; nt < nTiles; ++nt)
-          for (int64_t col = 0; col < 2; ++col) {
-            Value i = add(add(m0, idx(nt * 8 + col)), mul(quadTid, idx(2)));
-            auto [lse2, rowDot] = rowStatistics(args, head, min(i, lastRow));
-            for (int64_t half = 0; half < 2; ++half) {
-              int64_t e = 2 * half + col;
-              Value ok;
-              if (masked)
-                ok = arith::AndIOp::create(
-                    b, allowed(variant, dims, i, keyOf[half]),
-                    cmp(arith::CmpIPredicate::slt, i, dims.sq));
-              std::tie(s[nt][e], dp[nt][e]) = probAndGrad(
-                  s[nt][e], dp[nt][e], scaleLog2, lse2, rowDot, ok);
-            }
-          }
+        keyMajorGrads(variant, dims, args, head, m0, masked, keyOf,
+                      scaleLog2, s, dp);
         // dV += P^T dO, dK += dS^T Q (scaled at the end).
         mmaCols(s, dOTile, queryRows, dv);
         mmaCols(dp, qTile, queryRows, dk);
@@ -505,16 +476,12 @@ private:
     std::array<Value, 2> rowOf = laneRows(add(m0, mul(warp, idx(16))));
     Value scale = scoreScale(variant, idx(headDim));
     Value scaleLog2 = toBase2(scale);
-    Value lastRow = sub(dims.sq, idx(1));
 
     SmallVector<SmallVector<Value, 4>> qFrags =
         rowFragments(args.q, head, rowOf, dims.sq);
     SmallVector<SmallVector<Value, 4>> dOFrags =
         rowFragments(args.dO, head, rowOf, dims.sq);
-    Value lse2[2], rowDot[2];
-    for (int64_t r = 0; r < 2; ++r)
-      std::tie(lse2[r], rowDot[r]) =
-          rowStatistics(args, head, min(rowOf[r], lastRow));
+    auto [lse2, rowDot] = laneRowStatistics(args, dims, head, rowOf);
     Value dq = zeroState();
     keyTiles(variant, dims, m0, rows, [&](Value n0, bool masked,
                                           Value keyHi) {
@@ -524,14 +491,8 @@ private:
                                          dp = zeroTiles(nTiles);
       mmaRows(qFrags, kTile, blockN, s);
       mmaRows(dOFrags, vTile, blockN, dp);
-      for (int64_t nt = 0; nt < nTiles; ++nt)
-        for (int64_t e = 0; e < 4; ++e) {
-          Value ok = masked ? keyTileMask(variant, dims, rowOf, n0, nt, e,
-                                          keyHi)
-                            : Value();
-          std::tie(s[nt][e], dp[nt][e]) = probAndGrad(
-              s[nt][e], dp[nt][e], scaleLog2, lse2[e / 2], rowDot[e / 2], ok);
-        }
+      queryMajorGrads(variant, dims, rowOf, n0, masked ? keyHi : Value(),
+                      lse2, rowDot, scaleLog2, s, dp);
       // dQ += dS K (scaled at the end).
       mmaCols(dp, kTile, blockN, dq);
     });

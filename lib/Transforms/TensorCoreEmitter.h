@@ -291,7 +291,80 @@ protected:
                                    ValueRange{batchIdx, head, row})};
   }
 
-  /// B fragments of n-tiles 2np and 2np+1 at k-step kk from a tile stored
+  //===--------------------------------------------------------------------===//
+  // Backward. P = exp2(S * scale log2 e - lse log2 e) from the forward's
+  // lse, dS = P (dP - D) with dP = dO V^T and D = rowsum(dO * o).
+  //===--------------------------------------------------------------------===//
+
+  /// P and dS of accumulator element (nt, e) of S and dP, given the lse (in
+  /// base 2) and D of its query row; zero where `ok` is false.
+  std::pair<Value, Value> probAndGrad(Value s, Value dp, Value scaleLog2,
+                                      Value lse2, Value rowDot, Value ok) {
+    Value p = exp2(math::FmaOp::create(b, s, scaleLog2,
+                                       arith::NegFOp::create(b, lse2)));
+    if (ok)
+      p = select(ok, p, flt(0.0));
+    return {p, fmul(p, fsub(dp, rowDot))};
+  }
+  /// The dK/dV kernels' step: P^T and dS^T in place of the S^T = K Q^T and
+  /// dP^T = V dO^T accumulator tiles of this lane's keys `keyOf` (rows) by
+  /// the query tile at m0 of `head` (columns); a masked tile predicates each
+  /// element, and queries past Sq.
+  void keyMajorGrads(const Variant &variant, const Dims &dims,
+                     const GradArgs &args, Value head, Value m0, bool masked,
+                     ArrayRef<Value> keyOf, Value scaleLog2,
+                     MutableArrayRef<SmallVector<Value, 4>> s,
+                     MutableArrayRef<SmallVector<Value, 4>> dp) {
+    Value lastRow = sub(dims.sq, idx(1));
+    for (int64_t nt = 0; nt < int64_t(s.size()); ++nt)
+      for (int64_t col = 0; col < 2; ++col) {
+        Value i = add(add(m0, idx(nt * 8 + col)), mul(quadTid, idx(2)));
+        auto [lse2, rowDot] = rowStatistics(args, head, min(i, lastRow));
+        for (int64_t half = 0; half < 2; ++half) {
+          int64_t e = 2 * half + col;
+          Value ok;
+          if (masked)
+            ok = arith::AndIOp::create(
+                b, allowed(variant, dims, i, keyOf[half]),
+                cmp(arith::CmpIPredicate::slt, i, dims.sq));
+          std::tie(s[nt][e], dp[nt][e]) = probAndGrad(
+              s[nt][e], dp[nt][e], scaleLog2, lse2, rowDot, ok);
+        }
+      }
+  }
+  /// The dQ kernels' step: P and dS in place of the S = Q K^T and dP =
+  /// dO V^T accumulator tiles of rows `rowOf` (whose base-2 lse and D are
+  /// `lse2` and `rowDot`) by the key tile at n0; `keyHi` is set on masked
+  /// tiles.
+  void queryMajorGrads(const Variant &variant, const Dims &dims,
+                       ArrayRef<Value> rowOf, Value n0, Value keyHi,
+                       ArrayRef<Value> lse2, ArrayRef<Value> rowDot,
+                       Value scaleLog2,
+                       MutableArrayRef<SmallVector<Value, 4>> s,
+                       MutableArrayRef<SmallVector<Value, 4>> dp) {
+    for (int64_t nt = 0; nt < int64_t(s.size()); ++nt)
+      for (int64_t e = 0; e < 4; ++e) {
+        Value ok = keyHi ? keyTileMask(variant, dims, rowOf, n0, nt, e, keyHi)
+                         : Value();
+        std::tie(s[nt][e], dp[nt][e]) = probAndGrad(
+            s[nt][e], dp[nt][e], scaleLog2, lse2[e / 2], rowDot[e / 2], ok);
+      }
+  }
+
+  /// rowStatistics of this lane's rows `rowOf` (rows past Sq read the
+  /// last row's): the lse in base 2 of each, and D of each.
+  std::pair<std::array<Value, 2>, std::array<Value, 2>>
+  laneRowStatistics(const GradArgs &args, const Dims &dims, Value head,
+                    ArrayRef<Value> rowOf) {
+    Value lastRow = sub(dims.sq, idx(1));
+    std::array<Value, 2> lse2, rowDot;
+    for (int64_t r = 0; r < 2; ++r)
+      std::tie(lse2[r], rowDot[r]) =
+          rowStatistics(args, head, min(rowOf[r], lastRow));
+    return {lse2, rowDot};
+  }
+
+  /// The A fragment of P (or dS) for k-step kk from the accumulators of
   /// n-tiles 2kk and 2kk+1.
   SmallVector<Value, 4> fragAFromAcc(ArrayRef<SmallVector<Value, 4>> acc,
                                      int64_t kk) {
@@ -629,13 +702,25 @@ std::unique_ptr<MmaSyncKernels>
 createMmaSyncKernels(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
                      KernelShape shape, bool allowTf32);
 
-/// The wgmma forward (Wgmma.cpp, sm_90a): a producer warpgroup and
+/// The wgmma forward (WgmmaForward.cpp, sm_90a): a producer warpgroup and
 /// `shape.warps / 4 - 1` consumer warpgroups of 64 query rows each, whose
 /// softmax runs under the previous tile's P V when `pipelined`.
 void emitWgmmaForward(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
                       KernelShape shape, bool pipelined,
                       const Variant &variant, ForwardArgs args,
                       StringRef name);
+
+/// The wgmma backward (WgmmaBackward.cpp, sm_90a): the dK/dV kernel (key
+/// blocks of 64 keys per consumer warpgroup over query tiles of
+/// `shape.queryRows`) and the dQ kernel (query blocks of 64 rows per
+/// consumer warpgroup over key tiles of `shape.blockN`), each launched
+/// where the builder stands and named `name`.
+void emitWgmmaDkDv(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
+                   KernelShape shape, const Variant &variant, GradArgs args,
+                   StringRef name);
+void emitWgmmaDq(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
+                 KernelShape shape, const Variant &variant, GradArgs args,
+                 StringRef name);
 
 } // namespace fa::tensor_core
 

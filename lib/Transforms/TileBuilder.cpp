@@ -131,7 +131,7 @@ TileBuilder::keyPhases(const Variant &v, const Dims &dims, Value m0,
     // block (they lie left of the first row's window edge, hence left of
     // every diagonal), so only a partial last tile needs a bound.
     Value sinkHi = min(idx(v.sinkTokens), lo);
-    phases.push_back({"sink_keys", zero, sinkHi, zero, sinkHi, sinkHi});
+    phases.push_back({{"sink_keys", zero, sinkHi, zero, sinkHi}, sinkHi});
   }
   // Tiles wholly inside: right of the last row's window edge and left of
   // the first row's diagonal.
@@ -142,7 +142,7 @@ TileBuilder::keyPhases(const Variant &v, const Dims &dims, Value m0,
   Value innerHi = hi;
   if (v.causal)
     innerHi = clamp(add(add(m0, dims.offset), idx(1)), lo, hi);
-  phases.push_back({"keys", lo, hi, innerLo, innerHi, hi});
+  phases.push_back({{"keys", lo, hi, innerLo, innerHi}, hi});
   return phases;
 }
 
@@ -154,9 +154,9 @@ void TileBuilder::keyTiles(const Variant &v, const Dims &dims, Value m0,
           [&](Value n0, bool masked) { tile(n0, masked, p.keyHi); });
 }
 
-void TileBuilder::queryTiles(const Variant &v, const Dims &dims, Value n0,
-                             Value cols, int64_t blockM,
-                             llvm::function_ref<void(Value, bool)> tile) {
+TileBuilder::TilePhase TileBuilder::queryPhase(const Variant &v,
+                                               const Dims &dims, Value n0,
+                                               Value cols) {
   Value zero = idx(0);
   Value lo = zero, hi = dims.sq;
   Value innerLo = zero, innerHi = dims.sq;
@@ -181,7 +181,14 @@ void TileBuilder::queryTiles(const Variant &v, const Dims &dims, Value n0,
   Value fullKeys = cmp(arith::CmpIPredicate::eq, cols, idx(blockN));
   innerLo = clamp(innerLo, lo, hi);
   innerHi = select(fullKeys, clamp(innerHi, innerLo, hi), innerLo);
-  phase("queries", lo, hi, innerLo, innerHi, blockM, tile);
+  return {"queries", lo, hi, innerLo, innerHi};
+}
+
+void TileBuilder::queryTiles(const Variant &v, const Dims &dims, Value n0,
+                             Value cols, int64_t blockM,
+                             llvm::function_ref<void(Value, bool)> tile) {
+  TilePhase p = queryPhase(v, dims, n0, cols);
+  phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockM, tile);
 }
 
 Value TileBuilder::scoreScale(const Variant &v, Value d) {

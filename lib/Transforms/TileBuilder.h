@@ -155,11 +155,16 @@ public:
   mlir::Value allowed(const Variant &v, const Dims &dims, mlir::Value i,
                       mlir::Value j);
 
-  /// A range of key tiles: [lo, hi), of which [innerLo, innerHi) need no
-  /// predicate; keys at or past `keyHi` belong to no tile of this phase.
-  struct KeyPhase {
+  /// A range of tiles: [lo, hi), of which [innerLo, innerHi) need no
+  /// predicate.
+  struct TilePhase {
     llvm::StringRef name;
-    mlir::Value lo, hi, innerLo, innerHi, keyHi;
+    mlir::Value lo, hi, innerLo, innerHi;
+  };
+  /// A range of key tiles; keys at or past `keyHi` belong to no tile of
+  /// this phase.
+  struct KeyPhase : TilePhase {
+    mlir::Value keyHi;
   };
   /// The key phases of query rows [m0, m0 + rows): a sink phase over
   /// [0, min(T, lo)) (with sink tokens), then the causal/window range.
@@ -170,6 +175,11 @@ public:
                 mlir::Value rows,
                 llvm::function_ref<void(mlir::Value, bool, mlir::Value)> tile);
 
+  /// The range of query rows that may see keys [n0, n0 + cols) (a tile of
+  /// blockN keys, or the partial last one), for the backward's dK/dV.
+  /// Masked tiles may extend past Sq.
+  TilePhase queryPhase(const Variant &v, const Dims &dims, mlir::Value n0,
+                       mlir::Value cols);
   /// Visits the query tiles of `blockM` rows that may see keys
   /// [n0, n0 + cols) (a tile of blockN keys, or the partial last one), for
   /// the backward's dK/dV: tile(start, masked). Masked tiles may extend

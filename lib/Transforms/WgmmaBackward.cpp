@@ -1,1 +1,230 @@
 //===- WgmmaBackward.cpp - Attention backward on wgmma (sm_90a) -----------===//
+//
+// The Hopper backward: two warp-specialised kernels (WgmmaEmitter.h), each
+// recomputing S and dP from the forward's lse, every GEMM on wgmma.
+//
+// dK/dV: a block per (key block, kv head, batch); each consumer warpgroup
+// owns 64 keys of the block, whose K and V are the fixed tiles. The
+// streamed tiles are Q (0) and dO (1) of each query tile that can see the
+// block (TileBuilder's query phase: the mask as loop bounds), over every
+// query head of the kv head's group. Per query tile:
+//   S^T = K Q^T, dP^T = V dO^T   wgmma from shared memory (both K-major),
+//                                one group
+//   P^T, dS^T                    in the accumulators (keyMajorGrads)
+//   dV += P^T dO, dK += dS^T Q   wgmma with A from registers and B (dO, Q)
+//                                read MN-major, one group
+// dK and dV stay in registers until the block's last tile.
+//
+// dQ: a block per (query block, head, batch), ordered as the forward's
+// (queryBlock); the fixed tiles are Q and dO, the streamed ones K (0) and V
+// (1) of each key tile the forward visits. Per key tile:
+//   S = Q K^T, dP = dO V^T       one group; V is free once it is done
+//   P, dS                        (queryMajorGrads)
+//   dQ += dS K                   A from registers, K read MN-major
+//
+// Both scale dK and dQ by the softmax scale once, at the end.
+//
+//===----------------------------------------------------------------------===//
+
+#include "WgmmaEmitter.h"
+
+using namespace mlir;
+using namespace fa;
+using namespace fa::tensor_core;
+
+namespace {
+
+class WgmmaBackwardEmitter : public WgmmaEmitter {
+public:
+  using WgmmaEmitter::WgmmaEmitter;
+
+  /// Launches the dK/dV kernel: blockN keys per block, 64 per consumer
+  /// warpgroup, over query tiles of queryRows.
+  void emitDkDv(const Variant &variant, GradArgs args, StringRef name) {
+    for (Value *m : {&args.q, &args.k, &args.v, &args.dO, &args.dk, &args.dv})
+      *m = withUnitStride(*m);
+    Dims dims = attentionDims(args.q, args.k);
+    int64_t bytes = wgmmaSharedBytes(2 * blockN, queryRows, kvStages,
+                                     headDim, elementBytes());
+    launchWithTensorMaps(
+        {{args.k, 1, blockN},
+         {args.v, 2, blockN},
+         {args.q, 0, queryRows},
+         {args.dO, 3, queryRows}},
+        {ceilDiv(dims.sk, blockN), dims.hkv, dims.batch}, bytes, name,
+        [&](gpu::LaunchOp, ArrayRef<Value> maps) {
+          kvHead = blockCoord[1];
+          Value n0 = mul(blockCoord[0], idx(blockN));
+          TilePhase queries = queryPhase(
+              variant, dims, n0, min(idx(blockN), sub(dims.sk, n0)));
+          // Every query head of the group visits the same tiles.
+          Value perHead = tileCount(queries.lo, queries.hi, queryRows);
+          auto countOf = [&](Value member, Value m0) {
+            return add(mul(member, perHead),
+                       divi(sub(m0, queries.lo), queryRows));
+          };
+          SharedLayout at = setUpShared({blockN, blockN}, queryRows);
+          splitRoles(
+              [&] {
+                emitProducer(
+                    at, {{maps[0], 0, n0, kvHead}, {maps[1], 1, n0, kvHead}},
+                    {maps[2], maps[3]}, [&](auto copy) {
+                      loop(dims.group, [&](Value member) {
+                        Value head = add(mul(kvHead, dims.group), member);
+                        loop(queries.lo, queries.hi, idx(queryRows),
+                             [&](Value m0) {
+                               copy(countOf(member, m0), m0, head);
+                             });
+                      });
+                    });
+              },
+              [&] {
+                Value group = enterConsumer();
+                Value groupKeys = mul(group, idx(kGroupRows));
+                Value keys = rowAt(fixedAt(at, 0), groupKeys);
+                Value values = rowAt(fixedAt(at, 1), groupKeys);
+                std::array<Value, 2> keyOf =
+                    laneRows(add(n0, mul(warp, idx(16))));
+                Value scale = scoreScale(variant, idx(headDim));
+                Value scaleLog2 = toBase2(scale);
+                Value dk = zeroState(), dv = zeroState();
+                waitBarrier(fixedLanded(at), idx(0));
+                loop(dims.group, [&](Value member) {
+                  Value head = add(mul(kvHead, dims.group), member);
+                  phase(queries.name, queries.lo, queries.hi,
+                        queries.innerLo, queries.innerHi, queryRows,
+                        [&](Value m0, bool masked) {
+                          Value slot = waitStreamed(at, countOf(member, m0));
+                          Value qTile = stageAt(at, kQueries, slot);
+                          Value dOTile = stageAt(at, kGrads, slot);
+                          fence();
+                          Value sAcc = issueRowProduct(keys, blockN, qTile,
+                                                       queryRows, queryRows);
+                          Value dpAcc = issueRowProduct(
+                              values, blockN, dOTile, queryRows, queryRows);
+                          commit();
+                          waitGroups(0);
+                          auto s = accumulatorTiles(sAcc, queryRows);
+                          auto dp = accumulatorTiles(dpAcc, queryRows);
+                          keyMajorGrads(variant, dims, args, head, m0, masked,
+                                        keyOf, scaleLog2, s, dp);
+                          auto pRegs = registerOperand(s);
+                          auto dsRegs = registerOperand(dp);
+                          fence();
+                          issueRegisterProduct(pRegs, dOTile, queryRows, dv);
+                          issueRegisterProduct(dsRegs, qTile, queryRows, dk);
+                          commit();
+                          waitGroups(0);
+                          release(at, kQueries, slot);
+                          release(at, kGrads, slot);
+                        });
+                });
+                Value one = flt(1.0);
+                storeRows(dk, {scale, scale}, args.dk, kvHead, keyOf,
+                          dims.sk);
+                storeRows(dv, {one, one}, args.dv, kvHead, keyOf, dims.sk);
+              });
+        });
+  }
+
+  /// Launches the dQ kernel: queryRows rows per block, 64 per consumer
+  /// warpgroup, over key tiles of blockN.
+  void emitDq(const Variant &variant, GradArgs args, StringRef name) {
+    for (Value *m : {&args.q, &args.k, &args.v, &args.dO, &args.dq})
+      *m = withUnitStride(*m);
+    Dims dims = attentionDims(args.q, args.k);
+    Value tiles = ceilDiv(dims.sq, queryRows);
+    int64_t bytes = wgmmaSharedBytes(2 * queryRows, blockN, kvStages,
+                                     headDim, elementBytes());
+    launchWithTensorMaps(
+        {{args.q, 0, queryRows},
+         {args.dO, 3, queryRows},
+         {args.k, 1, blockN},
+         {args.v, 2, blockN}},
+        {tiles, dims.hq, dims.batch}, bytes, name,
+        [&](gpu::LaunchOp launch, ArrayRef<Value> maps) {
+          SharedLayout at = setUpShared({queryRows, queryRows}, blockN);
+          splitRoles(
+              [&] {
+                QueryBlock block =
+                    queryBlock(variant, dims, tiles, launch, queryRows);
+                emitProducer(at,
+                             {{maps[0], 0, block.m0, block.head},
+                              {maps[1], 1, block.m0, block.head}},
+                             {maps[2], maps[3]}, [&](auto copy) {
+                               streamKeyTiles(variant, dims, block.m0,
+                                              block.rows, copy);
+                             });
+              },
+              [&] {
+                Value group = enterConsumer();
+                Value groupRows = mul(group, idx(kGroupRows));
+                Value queries = rowAt(fixedAt(at, 0), groupRows);
+                Value grads = rowAt(fixedAt(at, 1), groupRows);
+                QueryBlock block =
+                    queryBlock(variant, dims, tiles, launch, queryRows);
+                Value scale = scoreScale(variant, idx(headDim));
+                Value scaleLog2 = toBase2(scale);
+                auto [lse2, rowDot] =
+                    laneRowStatistics(args, dims, block.head, block.rowOf);
+                Value dq = zeroState();
+                waitBarrier(fixedLanded(at), idx(0));
+                Value done = idx(0); // tiles of the earlier phases
+                for (const KeyPhase &p :
+                     keyPhases(variant, dims, block.m0, block.rows)) {
+                  phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockN,
+                        [&](Value n0, bool masked) {
+                          Value slot = waitStreamed(
+                              at, add(done, divi(sub(n0, p.lo), blockN)));
+                          Value kTile = stageAt(at, kKeys, slot);
+                          Value vTile = stageAt(at, kValues, slot);
+                          fence();
+                          Value sAcc = issueRowProduct(queries, queryRows,
+                                                       kTile, blockN, blockN);
+                          Value dpAcc = issueRowProduct(grads, queryRows,
+                                                        vTile, blockN, blockN);
+                          commit();
+                          waitGroups(0);
+                          release(at, kValues, slot);
+                          auto s = accumulatorTiles(sAcc, blockN);
+                          auto dp = accumulatorTiles(dpAcc, blockN);
+                          queryMajorGrads(variant, dims, block.rowOf, n0,
+                                          masked ? p.keyHi : Value(), lse2,
+                                          rowDot, scaleLog2, s, dp);
+                          auto dsRegs = registerOperand(dp);
+                          fence();
+                          issueRegisterProduct(dsRegs, kTile, blockN, dq);
+                          commit();
+                          waitGroups(0);
+                          release(at, kKeys, slot);
+                        });
+                  done = add(done, tileCount(p.lo, p.hi, blockN));
+                }
+                storeRows(dq, {scale, scale}, args.dq, block.head,
+                          block.rowOf, dims.sq);
+              });
+        });
+  }
+
+private:
+  /// The streamed tiles: dK/dV's Q and dO, dQ's K and V.
+  static constexpr int64_t kQueries = 0, kGrads = 1;
+  static constexpr int64_t kKeys = 0, kValues = 1;
+};
+
+} // namespace
+
+void fa::tensor_core::emitWgmmaDkDv(ImplicitLocOpBuilder &b, Type element,
+                                    int64_t headDim, KernelShape shape,
+                                    const Variant &variant, GradArgs args,
+                                    StringRef name) {
+  WgmmaBackwardEmitter(b, element, headDim, shape)
+      .emitDkDv(variant, args, name);
+}
+
+void fa::tensor_core::emitWgmmaDq(ImplicitLocOpBuilder &b, Type element,
+                                  int64_t headDim, KernelShape shape,
+                                  const Variant &variant, GradArgs args,
+                                  StringRef name) {
+  WgmmaBackwardEmitter(b, element, headDim, shape).emitDq(variant, args, name);
+}

@@ -363,6 +363,18 @@ void WgmmaEmitter::emitProducer(const SharedLayout &at,
   });
 }
 
+void WgmmaEmitter::streamKeyTiles(
+    const Variant &variant, const Dims &dims, Value m0, Value rows,
+    llvm::function_ref<void(Value, Value, Value)> copy) {
+  Value done = idx(0); // tiles of the earlier phases
+  for (const KeyPhase &p : keyPhases(variant, dims, m0, rows)) {
+    loop(p.lo, p.hi, idx(blockN), [&](Value n0) {
+      copy(add(done, divi(sub(n0, p.lo), blockN)), n0, kvHead);
+    });
+    done = add(done, tileCount(p.lo, p.hi, blockN));
+  }
+}
+
 Value WgmmaEmitter::enterConsumer() {
   NVVM::SetMaxRegisterOp::create(b, wgmmaConsumerRegisters(groups()),
                                  NVVM::SetMaxRegisterAction::increase);

@@ -255,6 +255,12 @@ protected:
   /// and the head of both streamed tiles.
   using StreamVisitor = llvm::function_ref<void(
       llvm::function_ref<void(Value count, Value row, Value head)>)>;
+  /// Calls `copy` for each key tile that query rows [m0, m0 + rows) visit
+  /// (TileBuilder's key phases), with the block's tile count, the tile's
+  /// first key and kvHead: the streamed tiles of the forward and of dQ.
+  void streamKeyTiles(const Variant &variant, const Dims &dims, Value m0,
+                      Value rows,
+                      llvm::function_ref<void(Value, Value, Value)> copy);
   /// The producer warpgroup: one thread issues the fixed tiles' copies (completing on fixedLanded), then each
   /// streamed tile's pair into its stage once the consumers freed that
   /// stage's pair of the round before.

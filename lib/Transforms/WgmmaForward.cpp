@@ -55,15 +55,8 @@ public:
                 emitProducer(
                     at, {{maps[0], 0, block.m0, block.head}},
                     {maps[1], maps[2]}, [&](auto copy) {
-                      Value done = idx(0); // tiles of the earlier phases
-                      for (const KeyPhase &p :
-                           keyPhases(variant, dims, block.m0, block.rows)) {
-                        loop(p.lo, p.hi, idx(blockN), [&](Value n0) {
-                          copy(add(done, divi(sub(n0, p.lo), blockN)), n0,
-                               kvHead);
-                        });
-                        done = add(done, tileCount(p.lo, p.hi, blockN));
-                      }
+                      streamKeyTiles(variant, dims, block.m0, block.rows,
+                                     copy);
                     });
               },
               [&] { emitConsumer(variant, args, dims, tiles, at, launch); });

@@ -103,10 +103,42 @@
 // CHECK: wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16
 // CHECK: module(@gqa_forward_wgmma_d256)
 // CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
-// The backward stays on mma.sync.
+// The backward's dK/dV and dQ loops run on wgmma up to D 128, and nothing
+// on mma.sync: dK/dV takes K and V (boxes of its 128 keys) once and streams
+// Q and dO (boxes of 64 query rows); per query tile S^T = K Q^T and dP^T =
+// V dO^T (m64n64, both from shared memory), then dV += P^T dO and dK +=
+// dS^T Q with A from registers (m64n<D>). dQ takes Q and dO once and
+// streams K and V.
 // CHECK-LABEL: func.func @gqa_backward(
-// CHECK-NOT: wgmma
-// CHECK: nvvm.mma.sync
+// CHECK: func.call @faTensorMapEncode({{.*}}, %c1_i64, %c2_i64, %c64_i64, %c32_i64, %c128_i64,
+// CHECK: func.call @faTensorMapEncode({{.*}}, %c2_i64{{.*}}, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c128_i64{{.*}},
+// CHECK: func.call @faTensorMapEncode({{.*}}, %c0_i64, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c64_i64{{.*}},
+// CHECK: func.call @faTensorMapEncode({{.*}}, %c3_i64, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c64_i64{{.*}},
+// CHECK: threads({{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c33864_i32 module(@gqa_backward_wgmma_dk_dv_d32)
+// CHECK: nvvm.setmaxregister  decrease 24
+// CHECK: nvvm.setmaxregister  increase 240
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: module(@gqa_backward_wgmma_dk_dv_d128)
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// CHECK: func.call @faTensorMapEncode({{.*}}, %c0_i64, %c2_i64, %c64_i64, %c32_i64, %c128_i64,
+// CHECK: module(@gqa_backward_wgmma_dq_d32)
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// CHECK: module(@gqa_backward_wgmma_dq_d128)
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+// CHECK-NOT: nvvm.mma.sync
 
 // One consumer warpgroup (and the producer) and 64-key tiles where asked.
 // SMALL-LABEL: func.func @gqa_forward(

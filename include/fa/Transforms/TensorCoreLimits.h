@@ -68,6 +68,20 @@ inline constexpr int64_t wgmmaForwardSharedBytes(int64_t queryRows,
   return wgmmaSharedBytes(queryRows, blockN, stages, headDim, elementBytes);
 }
 
+/// Head dims with a wgmma backward (sm_90a): the dK/dV kernel keeps dK and
+/// dV (D / 2 registers a thread each) in registers across its query tiles,
+/// which leaves room for S^T and dP^T up to D 128.
+inline constexpr int64_t kWgmmaBackwardHeadDims[] = {32, 64, 80, 96, 128};
+/// The wgmma backward kernels' consumer warpgroups (64 keys, or 64 query
+/// rows, each) and the dK/dV kernel's query rows per streamed Q/dO tile.
+inline constexpr int64_t kWgmmaBackwardGroups = 2;
+inline constexpr int64_t kWgmmaDkDvQueryRows = 64;
+/// The wgmma dQ kernel's keys per streamed K/V tile: S and dP (blockN / 2
+/// registers each) beside dQ's D / 2.
+inline constexpr int64_t wgmmaDqBlockN(int64_t headDim) {
+  return headDim <= 64 ? 128 : 64;
+}
+
 /// The wgmma forward's registers per thread after setmaxnreg, by consumer
 /// warpgroups: the producer warpgroup, which only issues TMA copies, gives
 /// back all but few; the consumers take the rest of the 64K register file.
