@@ -177,8 +177,9 @@ if stage sanitize; then
 fi
 
 # The Hopper (wgmma) forwards: every attention spec at bf16 and f16, on odd
-# shapes at each head dim the wgmma forward covers (the backward, on
-# mma.sync, checked alongside); then their registers, spills and HGMMA
+# shapes at each head dim the wgmma forward covers (the backward, on wgmma
+# up to D 128 and on mma.sync or the scalar loops past it, checked
+# alongside); then their registers, spills and HGMMA
 # count; then forward TFLOP/s of wgmma against mma.sync's default config
 # on the same shapes (FA_AUTOTUNE=0).
 if stage hopper; then
