@@ -108,7 +108,13 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     64-row blocks share an SM. The host code has the runtime
     make Q, K and V's tensor maps (`faTensorMapEncode`) at each launch and
     passes them by value (see fa-kernel-tensor-maps); it launches nothing
-    when the driver refuses one. The backward and f32 stay on mma.sync.
+    when the driver refuses one. The f16/bf16 backward's dK/dV and dQ loops
+    get warp-specialised wgmma kernels as well for D 32 to 128
+    (`<entry>_wgmma_dk_dv_d<D>`, `<entry>_wgmma_dq_d<D>`): dK/dV blocks of
+    128 keys (64 per consumer) hold K and V and stream Q and dO tiles of 64
+    rows over the query tiles that see them; dQ blocks of 128 rows hold Q
+    and dO and stream K and V over the forward's key tiles. f32 stays on
+    mma.sync.
 
     Key and query tiles and their predicates are the phases fa-tile uses
     (TileBuilder: the variant's mask as loop bounds), so only boundary tiles
@@ -131,8 +137,8 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
            "of three on a hi/lo split (f32 accuracy)">,
     Option<"generation", "generation", "std::string", "\"mma-sync\"",
            "the MMA generation: mma-sync (sm_80 and later) or wgmma "
-           "(sm_90a: forwards of f16/bf16 on wgmma, everything else on "
-           "mma.sync)">,
+           "(sm_90a: f16/bf16 forwards and backwards up to D 128 on "
+           "wgmma, everything else on mma.sync)">,
     Option<"wgmmaBlockN", "wgmma-block-n", "int64_t", "0",
            "wgmma forward: keys per K/V tile, a multiple of 16 up to 256 "
            "(0: 128 at D 64 to 128, else 64)">,
