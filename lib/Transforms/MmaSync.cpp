@@ -481,7 +481,7 @@ private:
         rowFragments(args.q, head, rowOf, dims.sq);
     SmallVector<SmallVector<Value, 4>> dOFrags =
         rowFragments(args.dO, head, rowOf, dims.sq);
-    auto [lse2, rowDot] = laneRowStatistics(args, dims, head, rowOf);
+    LaneRowStatistics stats = laneRowStatistics(args, dims, head, rowOf);
     Value dq = zeroState();
     keyTiles(variant, dims, m0, rows, [&](Value n0, bool masked,
                                           Value keyHi) {
@@ -492,7 +492,7 @@ private:
       mmaRows(qFrags, kTile, blockN, s);
       mmaRows(dOFrags, vTile, blockN, dp);
       queryMajorGrads(variant, dims, rowOf, n0, masked ? keyHi : Value(),
-                      lse2, rowDot, scaleLog2, s, dp);
+                      stats.lse2, stats.rowDot, scaleLog2, s, dp);
       // dQ += dS K (scaled at the end).
       mmaCols(dp, kTile, blockN, dq);
     });

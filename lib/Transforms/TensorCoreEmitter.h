@@ -353,15 +353,17 @@ protected:
 
   /// rowStatistics of this lane's rows `rowOf` (rows past Sq read the
   /// last row's): the lse in base 2 of each, and D of each.
-  std::pair<std::array<Value, 2>, std::array<Value, 2>>
-  laneRowStatistics(const GradArgs &args, const Dims &dims, Value head,
-                    ArrayRef<Value> rowOf) {
-    Value lastRow = sub(dims.sq, idx(1));
+  struct LaneRowStatistics {
     std::array<Value, 2> lse2, rowDot;
+  };
+  LaneRowStatistics laneRowStatistics(const GradArgs &args, const Dims &dims,
+                                      Value head, ArrayRef<Value> rowOf) {
+    Value lastRow = sub(dims.sq, idx(1));
+    LaneRowStatistics stats;
     for (int64_t r = 0; r < 2; ++r)
-      std::tie(lse2[r], rowDot[r]) =
+      std::tie(stats.lse2[r], stats.rowDot[r]) =
           rowStatistics(args, head, min(rowOf[r], lastRow));
-    return {lse2, rowDot};
+    return stats;
   }
 
   /// The A fragment of P (or dS) for k-step kk from the accumulators of

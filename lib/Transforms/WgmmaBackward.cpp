@@ -165,7 +165,7 @@ public:
                     queryBlock(variant, dims, tiles, launch, queryRows);
                 Value scale = scoreScale(variant, idx(headDim));
                 Value scaleLog2 = toBase2(scale);
-                auto [lse2, rowDot] =
+                LaneRowStatistics stats =
                     laneRowStatistics(args, dims, block.head, block.rowOf);
                 Value dq = zeroState();
                 waitBarrier(fixedLanded(at), idx(0));
@@ -189,8 +189,9 @@ public:
                           auto s = accumulatorTiles(sAcc, blockN);
                           auto dp = accumulatorTiles(dpAcc, blockN);
                           queryMajorGrads(variant, dims, block.rowOf, n0,
-                                          masked ? p.keyHi : Value(), lse2,
-                                          rowDot, scaleLog2, s, dp);
+                                          masked ? p.keyHi : Value(),
+                                          stats.lse2, stats.rowDot, scaleLog2,
+                                          s, dp);
                           auto dsRegs = registerOperand(dp);
                           fence();
                           issueRegisterProduct(dsRegs, kTile, blockN, dq);
