@@ -44,15 +44,14 @@ public:
     for (Value *m : {&args.q, &args.k, &args.v, &args.dO, &args.dk, &args.dv})
       *m = withUnitStride(*m);
     Dims dims = attentionDims(args.q, args.k);
-    int64_t bytes = wgmmaSharedBytes(2 * blockN, queryRows, kvStages,
-                                     headDim, elementBytes());
     launchWithTensorMaps(
         {{args.k, 1, blockN},
          {args.v, 2, blockN},
          {args.q, 0, queryRows},
          {args.dO, 3, queryRows}},
-        {ceilDiv(dims.sk, blockN), dims.hkv, dims.batch}, bytes, name,
-        [&](gpu::LaunchOp, ArrayRef<Value> maps) {
+        {ceilDiv(dims.sk, blockN), dims.hkv, dims.batch}, {blockN, blockN},
+        queryRows, name,
+        [&](gpu::LaunchOp, ArrayRef<Value> maps, const SharedLayout &at) {
           kvHead = blockCoord[1];
           Value n0 = mul(blockCoord[0], idx(blockN));
           TilePhase queries = queryPhase(
@@ -63,7 +62,6 @@ public:
             return add(mul(member, perHead),
                        divi(sub(m0, queries.lo), queryRows));
           };
-          SharedLayout at = setUpShared({blockN, blockN}, queryRows);
           splitRoles(
               [&] {
                 emitProducer(
@@ -134,16 +132,14 @@ public:
       *m = withUnitStride(*m);
     Dims dims = attentionDims(args.q, args.k);
     Value tiles = ceilDiv(dims.sq, queryRows);
-    int64_t bytes = wgmmaSharedBytes(2 * queryRows, blockN, kvStages,
-                                     headDim, elementBytes());
     launchWithTensorMaps(
         {{args.q, 0, queryRows},
          {args.dO, 3, queryRows},
          {args.k, 1, blockN},
          {args.v, 2, blockN}},
-        {tiles, dims.hq, dims.batch}, bytes, name,
-        [&](gpu::LaunchOp launch, ArrayRef<Value> maps) {
-          SharedLayout at = setUpShared({queryRows, queryRows}, blockN);
+        {tiles, dims.hq, dims.batch}, {queryRows, queryRows}, blockN, name,
+        [&](gpu::LaunchOp launch, ArrayRef<Value> maps,
+            const SharedLayout &at) {
           splitRoles(
               [&] {
                 QueryBlock block =

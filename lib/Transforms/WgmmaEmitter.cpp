@@ -163,8 +163,10 @@ Type WgmmaEmitter::tensorMapType() {
 
 void WgmmaEmitter::launchWithTensorMaps(
     ArrayRef<MapOperand> operands, ArrayRef<Value> extents,
-    int64_t sharedBytes, StringRef kernelName,
-    llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>)> body) {
+    ArrayRef<int64_t> fixedRows, int64_t streamRows, StringRef kernelName,
+    llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>,
+                            const SharedLayout &)>
+        body) {
   // The runtime's faTensorMapEncode (CudaDriver.cpp, fa_export_runtime.c),
   // declared once per module.
   auto module =
@@ -220,12 +222,17 @@ void WgmmaEmitter::launchWithTensorMaps(
   SmallVector<Value, 4> maps;
   for (Value slot : slots)
     maps.push_back(LLVM::LoadOp::create(b, tensorMapType(), slot));
+  int64_t fixedTotal = 0;
+  for (int64_t rows : fixedRows)
+    fixedTotal += rows;
+  int64_t sharedBytes = wgmmaSharedBytes(fixedTotal, streamRows, kvStages,
+                                         headDim, elementBytes());
   launchBlocks(extents, sharedBytes, /*workgroupTypes=*/{}, kernelName,
                [&](gpu::LaunchOp launch) {
                  SmallVector<Value, 4> kernelMaps;
                  for (Value map : maps)
                    kernelMaps.push_back(kernelTensorMap(map));
-                 body(launch, kernelMaps);
+                 body(launch, kernelMaps, setUpShared(fixedRows, streamRows));
                });
 }
 

@@ -155,14 +155,19 @@ protected:
     int64_t name;
     int64_t boxRows;
   };
+  struct SharedLayout;
   /// Host code: makes the operands' tensor maps and, when the driver made
-  /// them all, launches `warps` warps per block over `extents` with
-  /// `sharedBytes` of dynamic shared memory; `body` gets the maps'
-  /// addresses in the kernel (kernelTensorMap), in the operands' order.
+  /// them all, launches `warps` warps per block over `extents`, with the
+  /// dynamic shared memory of fixed tiles of `fixedRows` and kvStages
+  /// stages of two streamed tiles of `streamRows` (setUpShared); `body`
+  /// gets the maps' addresses in the kernel (kernelTensorMap), in the
+  /// operands' order, and the layout.
   void launchWithTensorMaps(
       ArrayRef<MapOperand> operands, ArrayRef<Value> extents,
-      int64_t sharedBytes, StringRef kernelName,
-      llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>)> body);
+      ArrayRef<int64_t> fixedRows, int64_t streamRows, StringRef kernelName,
+      llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>,
+                              const SharedLayout &)>
+          body);
   /// Kernel code: the address of a tensor map the kernel took by value.
   /// fa-kernel-tensor-maps replaces this slot by the parameter itself.
   Value kernelTensorMap(Value map);

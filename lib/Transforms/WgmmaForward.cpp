@@ -41,13 +41,11 @@ public:
       *m = withUnitStride(*m);
     Dims dims = attentionDims(args.q, args.k);
     Value tiles = ceilDiv(dims.sq, queryRows);
-    int64_t bytes = wgmmaSharedBytes(queryRows, blockN, kvStages, headDim,
-                                     elementBytes());
     launchWithTensorMaps(
         {{args.q, 0, queryRows}, {args.k, 1, blockN}, {args.v, 2, blockN}},
-        {tiles, dims.hq, dims.batch}, bytes, kernelName,
-        [&](gpu::LaunchOp launch, ArrayRef<Value> maps) {
-          SharedLayout at = setUpShared({queryRows}, blockN);
+        {tiles, dims.hq, dims.batch}, {queryRows}, blockN, kernelName,
+        [&](gpu::LaunchOp launch, ArrayRef<Value> maps,
+            const SharedLayout &at) {
           splitRoles(
               [&] {
                 QueryBlock block =
