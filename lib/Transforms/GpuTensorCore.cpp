@@ -263,8 +263,41 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
              });
   }
 
-  /// fa-tile's dK/dV and dQ loops each become the fallback of kernels; the
-  /// D preprocess and the dsinks reduction stay as they are.
+  /// fa-tile's D loop becomes the fallback of a kernel for operands whose
+  /// rows are whole 16-byte chunks; its dsinks loop gives way to a kernel,
+  /// which takes any shape.
+  void specialiseRowReductions(Value o, Value sinks, Value dsinks,
+                               Type element, const GradArgs &args,
+                               Operation *rowDotLoop, Operation *sinkGrad,
+                               StringRef prefix) {
+    ImplicitLocOpBuilder b(rowDotLoop->getLoc(), rowDotLoop);
+    int64_t chunk = 16 / (element.getIntOrFloatBitWidth() / 8);
+    Value d = memref::DimOp::create(b, args.dO, 3);
+    Value wholeChunks = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, d,
+                               arith::ConstantIndexOp::create(b, chunk)),
+        arith::ConstantIndexOp::create(b, 0));
+    Value ok = arith::AndIOp::create(
+        b, layoutCheck(rowDotLoop, element, {o, args.dO}), wholeChunks);
+    auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      tensor_core::emitRowDotKernel(b, element, o, args.dO, args.rowDot,
+                                    (prefix + "_row_dot").str());
+    }
+    rowDotLoop->moveBefore(ifOp.elseBlock()->getTerminator());
+    if (!sinkGrad)
+      return;
+    b.setInsertionPoint(sinkGrad);
+    tensor_core::emitSinkGradientKernel(b, args.lse, args.rowDot, sinks,
+                                        dsinks, (prefix + "_dsinks").str());
+    sinkGrad->erase();
+  }
+
+  /// fa-tile's dK/dV and dQ loops each become the fallback of kernels, and
+  /// its D and dsinks loops kernels of their own (specialiseRowReductions).
   void specialiseBackward(func::FuncOp fn, const Variant &variant,
                           Type element) {
     Block &body = fn.front();
@@ -273,20 +306,29 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     unsigned out = sinks ? 7 : 6;
     GradArgs args{a[0], a[1], a[2], a[4], a[5], a[out], a[out + 1],
                   a[out + 2], Value()};
-    Operation *dkdv = nullptr, *dq = nullptr;
+    Operation *rowDotLoop = nullptr, *dkdv = nullptr, *dq = nullptr,
+              *sinkGrad = nullptr;
     for (Operation &op : body) {
       auto name = op.getAttrOfType<StringAttr>(kLoopAttrName);
       if (!name)
         continue;
-      if (name.getValue() == kRowDotLoopName)
+      if (name.getValue() == kRowDotBufferName)
         args.rowDot = op.getResult(0);
+      else if (name.getValue() == kRowDotLoopName)
+        rowDotLoop = &op;
       else if (name.getValue() == kDkDvLoopName)
         dkdv = &op;
       else if (name.getValue() == kDqLoopName)
         dq = &op;
+      else if (name.getValue() == kSinkGradLoopName)
+        sinkGrad = &op;
     }
-    if (!args.rowDot || !dkdv || !dq)
+    if (!args.rowDot || !rowDotLoop || !dkdv || !dq || (sinks && !sinkGrad))
       return; // not fa-tile's backward: leave it scalar
+    std::string prefix = fn.getSymName().str();
+    specialiseRowReductions(a[3], sinks ? a[6] : Value(),
+                            sinks ? a[10] : Value(), element, args, rowDotLoop,
+                            sinkGrad, prefix);
     Operation *first = &body.front();
     Value layoutOk =
         layoutCheck(first, element,
@@ -294,7 +336,6 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                      args.dv});
     ImplicitLocOpBuilder b(fn.getLoc(), first);
     Value d = memref::DimOp::create(b, args.q, 3);
-    std::string prefix = fn.getSymName().str();
     // dK/dV blocks own 16 keys per warp, whatever block-n is: 4 warps
     // where K, V and Q, dO tiles of at least 16 rows fit, else 2, with the
     // most query rows (up to 64) that fit beside them.

@@ -712,6 +712,16 @@ void emitWgmmaForward(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
                       const Variant &variant, ForwardArgs args,
                       StringRef name);
 
+/// The backward's row reductions (BackwardPreprocess.cpp), each launched
+/// where the builder stands and named `name`: D = rowsum(dO * o) into
+/// `rowDot` ([batch, head, row] f32), for `o` and `dO` whose rows are
+/// whole 16-byte chunks of unit stride; and dsinks[h] = -sum of
+/// exp(sinks[h] - lse) D over every (batch, row) of head h.
+void emitRowDotKernel(ImplicitLocOpBuilder &b, Type element, Value o,
+                      Value dO, Value rowDot, StringRef name);
+void emitSinkGradientKernel(ImplicitLocOpBuilder &b, Value lse, Value rowDot,
+                            Value sinks, Value dsinks, StringRef name);
+
 /// The wgmma backward (WgmmaBackward.cpp, sm_90a): the dK/dV kernel (key
 /// blocks of 64 keys per consumer warpgroup over query tiles of
 /// `shape.queryRows`) and the dQ kernel (query blocks of 64 rows per

@@ -331,14 +331,16 @@ public:
                          ShapedType::kDynamic},
                         acc),
         ValueRange{dims.batch, dims.hq, dims.sq});
-    tag(rowDot.getDefiningOp(), kRowDotLoopName);
-    parallel({dims.sq, dims.hq, dims.batch}, [&](ValueRange iv) {
+    tag(rowDot.getDefiningOp(), kRowDotBufferName);
+    auto rowDotLoop = parallel({dims.sq, dims.hq, dims.batch},
+                               [&](ValueRange iv) {
       Value bi = iv[2], h = iv[1], i = iv[0];
       Value d = dot(
           dims.d, [&](Value c) { return load(op.dO, {bi, h, i, c}); },
           [&](Value c) { return load(op.o, {bi, h, i, c}); });
       memref::StoreOp::create(b, d, rowDot, ValueRange{bi, h, i});
     });
+    tag(rowDotLoop, kRowDotLoopName);
 
     // dK/dV: each key tile of a kv head sums over the query tiles of every
     // query head of its group.
@@ -453,7 +455,7 @@ public:
 
     // dsink_h = -sum_{b,i} exp(sink_h - lse_i) * D_i.
     if (op.sinks) {
-      parallel({dims.hq}, [&](ValueRange iv) {
+      auto sinkGrad = parallel({dims.hq}, [&](ValueRange iv) {
         Value h = iv[0];
         Value sink2 = fmul(load(op.sinks, {h}), log2e);
         Value total = reduce(dims.batch, flt(0.0), [&](Value bi, Value sum) {
@@ -465,6 +467,7 @@ public:
         });
         store(arith::NegFOp::create(b, total), op.dsinks, {h});
       });
+      tag(sinkGrad, kSinkGradLoopName);
     }
     memref::DeallocOp::create(b, rowDot);
   }

@@ -43,11 +43,14 @@ struct Variant {
 /// The name of the entry attribute holding the variant's attributes.
 inline constexpr llvm::StringLiteral kVariantAttrName = "fa.variant";
 /// fa-tile names the pieces of a backward entry (`fa.loop`): the D =
-/// rowsum(dO * o) buffer, the dK/dV loop and the dQ loop.
+/// rowsum(dO * o) buffer and the loop that fills it, the dK/dV loop, the dQ
+/// loop and the learnable sinks' gradient loop.
 inline constexpr llvm::StringLiteral kLoopAttrName = "fa.loop";
-inline constexpr llvm::StringLiteral kRowDotLoopName = "row_dot";
+inline constexpr llvm::StringLiteral kRowDotBufferName = "row_dot";
+inline constexpr llvm::StringLiteral kRowDotLoopName = "row_dot.sum";
 inline constexpr llvm::StringLiteral kDkDvLoopName = "dk_dv";
 inline constexpr llvm::StringLiteral kDqLoopName = "dq";
+inline constexpr llvm::StringLiteral kSinkGradLoopName = "dsinks";
 
 class TileBuilder {
 public:

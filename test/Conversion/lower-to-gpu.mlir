@@ -7,7 +7,7 @@
 // BF16: cvt.rn.bf16.f32
 
 // The GPU path: each parallel loop of the tiled entry becomes a kernel
-// (forward: one; backward: preprocess, dK/dV, dQ, dsinks), compiled to PTX
+// (forward: one; backward: D = rowsum(dO * o), dK/dV, dQ), compiled to PTX
 // by LLVM's NVPTX backend and embedded in the host module, whose launches
 // go through the mgpu* runtime that fa implements on the CUDA driver.
 
@@ -16,14 +16,23 @@
 // CHECK-SAME: .target sm_90
 // CHECK-SAME: .visible .entry gqa_forward_kernel
 // CHECK-SAME: ex2.approx
-// The backward's D = rowsum(dO * o) lives in device memory.
+// The backward's D = rowsum(dO * o) lives in device memory. Its kernel
+// (a fallback loop beside it for layouts it does not take) and the dsinks
+// kernel are fa-gpu-tensor-core's; they replace scalar loops.
 // CHECK: llvm.call @mgpuMemAlloc
+// CHECK: gpu.launch_func @gqa_backward_row_dot::@gqa_backward_row_dot
 // CHECK: gpu.launch_func @gqa_backward_kernel::@gqa_backward_kernel
+// CHECK: gpu.launch_func @gqa_backward_dsinks::@gqa_backward_dsinks
 // CHECK: llvm.call @mgpuMemFree
+// CHECK: gpu.binary @gqa_backward_row_dot
+// CHECK-SAME: ld.global.v4.b32
+// CHECK-SAME: shfl.sync.bfly.b32
 // CHECK: gpu.binary @gqa_backward_kernel
 // CHECK: gpu.binary @gqa_backward_kernel_0
 // CHECK: gpu.binary @gqa_backward_kernel_1
-// CHECK: gpu.binary @gqa_backward_kernel_2
+// CHECK: gpu.binary @gqa_backward_dsinks
+// CHECK-SAME: shfl.sync.bfly.b32
+// CHECK-SAME: bar.sync
 // SM80: .target sm_80
 fa.kernel @gqa {
   func.func @forward(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>, %s: tensor<8xf32>) -> (tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>) {

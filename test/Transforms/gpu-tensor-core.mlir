@@ -126,10 +126,17 @@
 // CHECK: } else {
 // CHECK: scf.parallel
 
-// The backward: D stays scalar; dK/dV and dQ each get kernels in front of
-// their scalar loops (dK/dV tiles Q and dO by 32 rows at D = 128).
+// The backward: D = rowsum(dO * o), dK/dV and dQ each get kernels in front
+// of their scalar loops (dK/dV tiles Q and dO by 32 rows at D = 128). D's
+// kernel serves every head dim of whole 16-byte chunks: eight lanes a row,
+// one 16-byte load each, summed by shuffles.
 // CHECK-LABEL: func.func @gqa_backward(
 // CHECK: memref.alloc({{.*}}) {fa.loop = "row_dot"}
+// CHECK: module(@gqa_backward_row_dot) function(@gqa_backward_row_dot)
+// CHECK: vector.load {{.*}} vector<8xbf16>
+// CHECK: gpu.shuffle xor
+// CHECK: } else {
+// CHECK: fa.loop = "row_dot.sum"
 // CHECK: module(@gqa_backward_mma_dk_dv_d64) function(@gqa_backward_mma_dk_dv_d64)
 // CHECK: fa.tiles = "queries.masked"
 // CHECK: module(@gqa_backward_mma_dk_dv_d128) function(@gqa_backward_mma_dk_dv_d128)
