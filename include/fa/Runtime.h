@@ -97,6 +97,10 @@ struct CompileOptions {
   /// which keeps f32 accuracy; on, one (about 3x the speed, errors near
   /// f16's, like PyTorch's allow_tf32).
   bool allowTf32 = false;
+  /// The backward gives the same bits from run to run: on the wgmma path
+  /// dQ then comes from a kernel of its own instead of atomics in f32
+  /// (the other paths never use atomics).
+  bool deterministic = false;
   /// Whether run() times the candidate tensor-core configs on the first call
   /// of each new shape class (head dim, and powers of two bounding Sq, Sk
   /// and B*Hq) and keeps the fastest, in memory and in the kernel cache.

@@ -74,6 +74,7 @@ void fa::buildGpuPipeline(OpPassManager &pm,
   if (options.tensorCoreWarps > 0)
     tensorCore.forwardWarps = options.tensorCoreWarps;
   tensorCore.allowTf32 = options.allowTf32;
+  tensorCore.deterministic = options.deterministic;
   if (options.tensorCoreSharedBytes > 0)
     tensorCore.sharedBytes = options.tensorCoreSharedBytes;
   tensorCore.generation = resolveTensorCoreGeneration(

@@ -353,6 +353,7 @@ static void buildPipeline(PassManager &pm, bool gpu, const std::string &arch,
     gpuOptions.tensorCoreBlockN = options.mmaBlockN;
     gpuOptions.tensorCoreWarps = options.mmaWarps;
     gpuOptions.allowTf32 = options.allowTf32;
+    gpuOptions.deterministic = options.deterministic;
     gpuOptions.tensorCoreSharedBytes = options.mmaSharedBytes;
     gpuOptions.tensorCoreKvStages = options.mmaKvStages;
     gpuOptions.tensorCoreGeneration = options.mmaGeneration;
@@ -415,7 +416,9 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
                       std::to_string(options.mmaWarps) + " smem " +
                       std::to_string(options.mmaSharedBytes) + " stages " +
                       std::to_string(options.mmaKvStages) +
-                      (options.allowTf32 ? " tf32" : "") + " gen " +
+                      (options.allowTf32 ? " tf32" : "") +
+                      (options.deterministic ? " deterministic" : "") +
+                      " gen " +
                       options.mmaGeneration + " schedule " +
                       options.wgmmaSchedule + " groups " +
                       std::to_string(options.wgmmaGroups) + " section " +

@@ -14,6 +14,11 @@
 // shared memory in a fixed order, so the result is the same bits from run
 // to run.
 //
+// Where dQ accumulates by atomics in f32 (the wgmma dK/dV kernel), two
+// elementwise kernels frame it: one zeroes the accumulator, one writes
+// dq = scale * accumulator in the output's type; each thread takes four
+// consecutive elements of a row.
+//
 //===----------------------------------------------------------------------===//
 
 #include "TensorCoreEmitter.h"
@@ -142,7 +147,57 @@ public:
         });
   }
 
+  /// Zeroes the [batch, head, row, D] f32 buffer `accum` (identity layout,
+  /// D a multiple of 4).
+  void emitZero(Value accum, StringRef name) {
+    forEachQuad(accum, name, [&](ValueRange at) {
+      Value zeros = arith::ConstantOp::create(
+          b, DenseElementsAttr::get(quadType(b.getF32Type()), 0.0f));
+      vector::StoreOp::create(b, zeros, accum, at);
+    });
+  }
+
+  /// dq = scale * accum, in dq's element type (dq of unit stride on D and
+  /// 16-byte rows, as the tensor-core kernels take it).
+  void emitScaledCopy(Value accum, Value dq, Value scale, StringRef name) {
+    dq = withUnitStride(dq);
+    forEachQuad(accum, name, [&](ValueRange at) {
+      Value x = vector::LoadOp::create(b, quadType(b.getF32Type()), accum, at);
+      Value factor = vector::BroadcastOp::create(b, x.getType(), scale);
+      Value y = arith::MulFOp::create(b, x, factor);
+      if (!element.isF32())
+        y = arith::TruncFOp::create(b, quadType(element), y);
+      vector::StoreOp::create(b, y, dq, at, /*nontemporal=*/false,
+                              llvm::Align(4 * elementBytes()));
+    });
+  }
+
 private:
+  static VectorType quadType(Type type) { return VectorType::get({4}, type); }
+  /// A kernel with a thread per four consecutive elements of the rows of
+  /// the [batch, head, row, D] `shape`; `body` gets their first index.
+  void forEachQuad(Value shape, StringRef name,
+                   llvm::function_ref<void(ValueRange)> body) {
+    constexpr int64_t threads = 32 * kPreprocessWarps;
+    Value quadsPerRow = divi(dim(shape, 3), 4);
+    Value rows = mul(dim(shape, 2), mul(dim(shape, 1), dim(shape, 0)));
+    Value quads = mul(rows, quadsPerRow);
+    launchBlocks({ceilDiv(quads, threads), idx(1), idx(1)}, 0, {}, name,
+                 [&](gpu::LaunchOp) {
+                   Value quad = add(mul(blockCoord[0], idx(threads)), tid);
+                   auto inRange = scf::IfOp::create(
+                       b, cmp(arith::CmpIPredicate::slt, quad, quads), false);
+                   OpBuilder::InsertionGuard guard(b);
+                   b.setInsertionPointToStart(inRange.thenBlock());
+                   Value row = divi(quad, quadsPerRow);
+                   Value col = mul(remi(quad, quadsPerRow), idx(4));
+                   SmallVector<Value, 3> at = delinearize(
+                       row, ValueRange{dim(shape, 2), dim(shape, 1),
+                                       dim(shape, 0)});
+                   body(ValueRange{at[2], at[1], at[0], col});
+                 });
+  }
+
   Value extract(Value vector, int64_t e) {
     return vector::ExtractOp::create(b, vector, e);
   }
@@ -165,6 +220,17 @@ void fa::tensor_core::emitRowDotKernel(ImplicitLocOpBuilder &b, Type element,
                                        Value o, Value dO, Value rowDot,
                                        StringRef name) {
   PreprocessEmitter(b, element).emitRowDot(o, dO, rowDot, name);
+}
+
+void fa::tensor_core::emitZeroKernel(ImplicitLocOpBuilder &b, Value accum,
+                                     StringRef name) {
+  PreprocessEmitter(b, b.getF32Type()).emitZero(accum, name);
+}
+
+void fa::tensor_core::emitScaledCopyKernel(ImplicitLocOpBuilder &b,
+                                           Type element, Value accum, Value dq,
+                                           Value scale, StringRef name) {
+  PreprocessEmitter(b, element).emitScaledCopy(accum, dq, scale, name);
 }
 
 void fa::tensor_core::emitSinkGradientKernel(ImplicitLocOpBuilder &b,

@@ -296,6 +296,60 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     sinkGrad->erase();
   }
 
+  /// The f32 dQ accumulator of the wgmma dK/dV kernels, which add dQ into
+  /// it by atomics, and whether one of them runs.
+  struct DqAccumulator {
+    Value buffer, used;
+  };
+  /// Allocates the accumulator before `first` (empty where no wgmma dK/dV
+  /// kernel runs: the head dim is not one of `plan`'s, or the layout does
+  /// not suit), zeroes it there, and before `last` (past dQ's loop) scales
+  /// it into dq and frees it: one kernel each, whatever the head dim.
+  DqAccumulator setUpDqAccumulator(Operation *first, Operation *last,
+                                   Value layoutOk, Value d, Type element,
+                                   const GradArgs &args,
+                                   const Variant &variant, StringRef prefix,
+                                   PlanKernel plan) {
+    ImplicitLocOpBuilder b(first->getLoc(), first);
+    TileBuilder scalars(b, b.getF32Type(), blockN);
+    int64_t bytes = element.getIntOrFloatBitWidth() / 8;
+    Value used = arith::ConstantIntOp::create(b, b.getI1Type(), 0);
+    for (int64_t headDim : tensor_core::kWgmmaBackwardHeadDims)
+      if (plan(headDim, bytes))
+        used = arith::OrIOp::create(
+            b, used,
+            scalars.cmp(arith::CmpIPredicate::eq, d, scalars.idx(headDim)));
+    used = arith::AndIOp::create(b, used, layoutOk);
+    SmallVector<Value, 4> sizes;
+    for (int64_t i = 0; i < 4; ++i)
+      sizes.push_back(scalars.select(
+          used, memref::DimOp::create(b, args.q, i), scalars.idx(0)));
+    int64_t dyn = ShapedType::kDynamic;
+    DqAccumulator accum;
+    accum.used = used;
+    accum.buffer = memref::AllocOp::create(
+        b, MemRefType::get({dyn, dyn, dyn, dyn}, b.getF32Type()), sizes);
+    auto onlyIfUsed = [&](llvm::function_ref<void()> body) {
+      auto ifOp = scf::IfOp::create(b, used, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      body();
+    };
+    onlyIfUsed([&] {
+      tensor_core::emitZeroKernel(b, accum.buffer,
+                                  (prefix + "_wgmma_dq_zero").str());
+    });
+    b.setInsertionPoint(last);
+    onlyIfUsed([&] {
+      Value scale = scalars.scoreScale(variant, d);
+      tensor_core::emitScaledCopyKernel(b, element, accum.buffer, args.dq,
+                                        scale,
+                                        (prefix + "_wgmma_dq_copy").str());
+    });
+    memref::DeallocOp::create(b, accum.buffer);
+    return accum;
+  }
+
   /// fa-tile's dK/dV and dQ loops each become the fallback of kernels, and
   /// its D and dsinks loops kernels of their own (specialiseRowReductions).
   void specialiseBackward(func::FuncOp fn, const Variant &variant,
@@ -366,30 +420,49 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
         if (rest)
           ops = {&rest->front(), rest->getTerminator()};
       };
+      // Without `deterministic` the dK/dV kernel adds dQ into an f32
+      // accumulator by atomics, and dQ's chain has nothing left to do
+      // where it ran.
+      bool atomicDq = !deterministic;
+      auto dkdvPlan = [&](int64_t headDim,
+                          int64_t bytes) -> std::optional<KernelShape> {
+        KernelShape shape{64 * groups, warps,
+                          tensor_core::kWgmmaDkDvQueryRows, 2};
+        if (tensor_core::wgmmaSharedBytes(
+                2 * shape.blockN, shape.queryRows, shape.kvStages, headDim,
+                bytes,
+                tensor_core::wgmmaDkDvScratchBytes(
+                    shape.blockN, shape.queryRows, bytes, atomicDq)) >
+            tensor_core::kHopperSharedBytes)
+          return std::nullopt;
+        return shape;
+      };
+      DqAccumulator accum;
+      if (atomicDq)
+        accum = setUpDqAccumulator(dkdvOps.first, dqOps.second, layoutOk, d,
+                                   element, args, variant, prefix, dkdvPlan);
       chain(dispatch(dkdvOps.first, dkdvOps.second, layoutOk, d, element,
                      prefix + "_wgmma_dk_dv",
-                     tensor_core::kWgmmaBackwardHeadDims,
-                     [&](int64_t headDim, int64_t bytes)
-                         -> std::optional<KernelShape> {
-                       KernelShape shape{64 * groups, warps,
-                                         tensor_core::kWgmmaDkDvQueryRows, 2};
-                       if (tensor_core::wgmmaSharedBytes(
-                               2 * shape.blockN, shape.queryRows,
-                               shape.kvStages, headDim,
-                               bytes) > tensor_core::kHopperSharedBytes)
-                         return std::nullopt;
-                       return shape;
-                     },
+                     tensor_core::kWgmmaBackwardHeadDims, dkdvPlan,
                      [&](ImplicitLocOpBuilder &b, int64_t headDim,
                          const KernelShape &shape, StringRef name) {
                        tensor_core::emitWgmmaDkDv(b, element, headDim, shape,
-                                                  variant, args, name);
+                                                  variant, args, accum.buffer,
+                                                  name);
                      }),
             dkdvOps);
       llvm::erase_if(mmaHeadDims, [](int64_t headDim) {
         return llvm::is_contained(tensor_core::kWgmmaBackwardHeadDims,
                                   headDim);
       });
+      if (atomicDq) {
+        chain(dispatch(dqOps.first, dqOps.second, layoutOk, d, element,
+                       prefix + "_wgmma_dq",
+                       tensor_core::kWgmmaBackwardHeadDims, dkdvPlan,
+                       [](ImplicitLocOpBuilder &, int64_t, const KernelShape &,
+                          StringRef) {}),
+              dqOps);
+      } else {
       chain(dispatch(dqOps.first, dqOps.second, layoutOk, d, element,
                      prefix + "_wgmma_dq", tensor_core::kWgmmaBackwardHeadDims,
                      [&](int64_t headDim, int64_t bytes)
@@ -409,6 +482,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                                                 variant, args, name);
                      }),
             dqOps);
+      }
     }
     dispatch(dkdvOps.first, dkdvOps.second, layoutOk, d, element,
              prefix + "_mma_dk_dv", mmaHeadDims, dkdvShape,

@@ -721,6 +721,12 @@ void emitRowDotKernel(ImplicitLocOpBuilder &b, Type element, Value o,
                       Value dO, Value rowDot, StringRef name);
 void emitSinkGradientKernel(ImplicitLocOpBuilder &b, Value lse, Value rowDot,
                             Value sinks, Value dsinks, StringRef name);
+/// Around an f32 dQ accumulator `accum` ([batch, head, row, D], identity
+/// layout, D a multiple of 4): zeroes it, and writes dq = scale * accum in
+/// dq's element type.
+void emitZeroKernel(ImplicitLocOpBuilder &b, Value accum, StringRef name);
+void emitScaledCopyKernel(ImplicitLocOpBuilder &b, Type element, Value accum,
+                          Value dq, Value scale, StringRef name);
 
 /// The wgmma backward (WgmmaBackward.cpp, sm_90a): the dK/dV kernel (key
 /// blocks of 64 keys per consumer warpgroup over query tiles of
@@ -729,7 +735,7 @@ void emitSinkGradientKernel(ImplicitLocOpBuilder &b, Value lse, Value rowDot,
 /// where the builder stands and named `name`.
 void emitWgmmaDkDv(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
                    KernelShape shape, const Variant &variant, GradArgs args,
-                   StringRef name);
+                   Value dqAccum, StringRef name);
 void emitWgmmaDq(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
                  KernelShape shape, const Variant &variant, GradArgs args,
                  StringRef name);

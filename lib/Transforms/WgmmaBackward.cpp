@@ -39,8 +39,10 @@ public:
   using WgmmaEmitter::WgmmaEmitter;
 
   /// Launches the dK/dV kernel: blockN keys per block, 64 per consumer
-  /// warpgroup, over query tiles of queryRows.
-  void emitDkDv(const Variant &variant, GradArgs args, StringRef name) {
+  /// warpgroup, over query tiles of queryRows; with `dqAccum` it adds each
+  /// tile's dS K (unscaled) into it too.
+  void emitDkDv(const Variant &variant, GradArgs args, Value dqAccum,
+                StringRef name) {
     for (Value *m : {&args.q, &args.k, &args.v, &args.dO, &args.dk, &args.dv})
       *m = withUnitStride(*m);
     Dims dims = attentionDims(args.q, args.k);
@@ -50,7 +52,10 @@ public:
          {args.q, 0, queryRows},
          {args.dO, 3, queryRows}},
         {ceilDiv(dims.sk, blockN), dims.hkv, dims.batch}, {blockN, blockN},
-        queryRows, name,
+        queryRows,
+        wgmmaDkDvScratchBytes(blockN, queryRows, elementBytes(),
+                              /*withDq=*/bool(dqAccum)),
+        name,
         [&](gpu::LaunchOp, ArrayRef<Value> maps, const SharedLayout &at) {
           kvHead = blockCoord[1];
           Value n0 = mul(blockCoord[0], idx(blockN));
@@ -92,7 +97,8 @@ public:
                   phase(queries.name, queries.lo, queries.hi,
                         queries.innerLo, queries.innerHi, queryRows,
                         [&](Value m0, bool masked) {
-                          Value slot = waitStreamed(at, countOf(member, m0));
+                          Value count = countOf(member, m0);
+                          Value slot = waitStreamed(at, count);
                           Value qTile = stageAt(at, kQueries, slot);
                           Value dOTile = stageAt(at, kGrads, slot);
                           fence();
@@ -112,6 +118,9 @@ public:
                           issueRegisterProduct(pRegs, dOTile, queryRows, dv);
                           issueRegisterProduct(dsRegs, qTile, queryRows, dk);
                           commit();
+                          if (dqAccum)
+                            accumulateDq(at, dsRegs, count, group, head, m0,
+                                         dims, dqAccum);
                           waitGroups(0);
                           release(at, kQueries, slot);
                           release(at, kGrads, slot);
@@ -137,7 +146,8 @@ public:
          {args.dO, 3, queryRows},
          {args.k, 1, blockN},
          {args.v, 2, blockN}},
-        {tiles, dims.hq, dims.batch}, {queryRows, queryRows}, blockN, name,
+        {tiles, dims.hq, dims.batch}, {queryRows, queryRows}, blockN,
+        /*scratchBytes=*/0, name,
         [&](gpu::LaunchOp launch, ArrayRef<Value> maps,
             const SharedLayout &at) {
           splitRoles(
@@ -204,6 +214,91 @@ public:
   }
 
 private:
+  /// dS^T tiles in shared memory (keys x query rows,
+  /// wgmmaDkDvScratchBytes): two, so that a warpgroup may write tile
+  /// t + 1's while the other still reads tile t's.
+  static constexpr int64_t kDsBuffers = 2;
+  int64_t dsTileBytes() const {
+    return blockN * queryRows * elementBytes();
+  }
+
+  /// dQ[m0 .., :] += dS K for the tile whose dS^T this warpgroup holds in
+  /// `dsRegs` (registerOperand, its 64 keys by the tile's query rows):
+  /// both warpgroups put theirs in the tile's shared dS^T buffer, then
+  /// each multiplies all 128 keys by its share of K's columns and adds the
+  /// product to `dqAccum` with atomics (rows below Sq).
+  void accumulateDq(const SharedLayout &at,
+                    ArrayRef<SmallVector<Value, 4>> dsRegs, Value count,
+                    Value group, Value head, Value m0, const Dims &dims,
+                    Value dqAccum) {
+    assert(queryRows == 64 && "a dS^T row is one 128-byte segment");
+    Value buffer = add(scratchAt(at), mul(remi(count, kDsBuffers),
+                                          idx(dsTileBytes())));
+    // Key row r of the block, chunk c of its 128 bytes, at chunk c ^ (r % 8)
+    // (the 128-byte swizzle); this lane's rows are 16 warp + g (+ 8).
+    Value row = add(mul(warp, idx(16)), quadRank);
+    for (auto [kk, regs] : llvm::enumerate(dsRegs))
+      for (int64_t i = 0; i < 4; ++i) {
+        Value r = add(row, idx(8 * (i % 2)));
+        Value chunk = xori(idx(2 * kk + i / 2), quadRank);
+        Value address =
+            add(buffer, add(mul(r, idx(128)),
+                            add(mul(chunk, idx(16)), mul(quadTid, idx(4)))));
+        LLVM::StoreOp::create(b, regs[i], sharedPointer(address));
+      }
+    // wgmma reads shared memory through the async proxy.
+    NVVM::FenceProxyOp::create(
+        b, NVVM::ProxyKindAttr::get(b.getContext(),
+                                    NVVM::ProxyKind::async_shared),
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+    NVVM::BarrierOp::create(b, Type(), i32(kDsBarrier), i32(128 * groups()),
+                            /*reductionOp=*/nullptr,
+                            /*reductionPredicate=*/Value());
+    // dV and dK's group done, its P^T and dS^T registers are free for dQ's
+    // accumulator: dK, dV and dQ would not fit the registers at once.
+    waitGroups(0);
+    Value keyTile = fixedAt(at, 0);
+    // Column shares: whole column blocks where there are two or more, else
+    // halves of the one.
+    int64_t blocks = columnBlocks();
+    int64_t first = blocks >= 2 ? (blocks + 1) / 2 * blockElements()
+                                : headDim / 2;
+    auto slice = scf::IfOp::create(
+        b, cmp(arith::CmpIPredicate::eq, group, idx(0)), true);
+    for (auto [block, column, width] :
+         {std::tuple{slice.thenBlock(), int64_t(0), first},
+          std::tuple{slice.elseBlock(), first, headDim - first}}) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(block->getTerminator());
+      fence();
+      Value acc = issueTransposedProduct(buffer, blockN, keyTile, blockN,
+                                         column, width);
+      commit();
+      waitGroups(0);
+      std::array<Value, 2> rowOf = laneRows(add(m0, mul(remi(warp, 4),
+                                                        idx(16))));
+      auto tiles = accumulatorTiles(acc, width);
+      for (int64_t r = 0; r < 2; ++r) {
+        auto inRows = scf::IfOp::create(
+            b, cmp(arith::CmpIPredicate::slt, rowOf[r], dims.sq), false);
+        OpBuilder::InsertionGuard rowGuard(b);
+        b.setInsertionPointToStart(inRows.thenBlock());
+        for (auto [nt, tile] : llvm::enumerate(tiles))
+          for (int64_t e = 0; e < 2; ++e) {
+            Value col = add(idx(column + int64_t(nt) * 8 + e),
+                            mul(quadTid, idx(2)));
+            memref::AtomicRMWOp::create(
+                b, arith::AtomicRMWKind::addf, tile[2 * r + e], dqAccum,
+                ValueRange{batchIdx, head, rowOf[r], col});
+          }
+      }
+    }
+  }
+
+  /// The named barrier the consumers meet at once every dS^T is in shared
+  /// memory (0 is the block's).
+  static constexpr int64_t kDsBarrier = 1;
   /// The streamed tiles: dK/dV's Q and dO, dQ's K and V.
   static constexpr int64_t kQueries = 0, kGrads = 1;
   static constexpr int64_t kKeys = 0, kValues = 1;
@@ -214,9 +309,9 @@ private:
 void fa::tensor_core::emitWgmmaDkDv(ImplicitLocOpBuilder &b, Type element,
                                     int64_t headDim, KernelShape shape,
                                     const Variant &variant, GradArgs args,
-                                    StringRef name) {
+                                    Value dqAccum, StringRef name) {
   WgmmaBackwardEmitter(b, element, headDim, shape)
-      .emitDkDv(variant, args, name);
+      .emitDkDv(variant, args, dqAccum, name);
 }
 
 void fa::tensor_core::emitWgmmaDq(ImplicitLocOpBuilder &b, Type element,

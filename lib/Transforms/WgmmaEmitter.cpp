@@ -28,12 +28,12 @@ int64_t WgmmaEmitter::swizzleSegmentBytes(int64_t rowBytes) {
 // Warpgroup GEMMs.
 //===----------------------------------------------------------------------===//
 
-Value WgmmaEmitter::descriptor(Value address, int64_t leading,
-                               int64_t stride) {
+Value WgmmaEmitter::descriptor(Value address, int64_t leading, int64_t stride,
+                               std::optional<int64_t> mode) {
   Value start = arith::AndIOp::create(
       b, arith::ShRUIOp::create(b, toI64(address), i64(4)), i64(0x3FFF));
   int64_t fields = ((leading >> 4) << 16) | ((stride >> 4) << 32) |
-                   (swizzleMode() << 62);
+                   (mode.value_or(swizzleMode()) << 62);
   return arith::OrIOp::create(b, start, i64(fields));
 }
 
@@ -147,6 +147,35 @@ void WgmmaEmitter::issueRegisterProduct(ArrayRef<SmallVector<Value, 4>> aRegs,
     storeState(LLVM::ExtractValueOp::create(b, acc, i), out, i);
 }
 
+Value WgmmaEmitter::issueTransposedProduct(Value a, int64_t kRows,
+                                           Value bTile, int64_t bRows,
+                                           int64_t column, int64_t n) {
+  MLIRContext *ctx = b.getContext();
+  auto accType = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(n / 2, b.getF32Type()));
+  Value acc = LLVM::PoisonOp::create(b, accType);
+  // A's 64 columns are one 128-byte segment: only its 8-row groups step.
+  constexpr int64_t aRowBytes = 128, aSwizzle128 = 1;
+  int64_t bStart = column / blockElements() * bRows * segmentBytes +
+                   column % blockElements() * elementBytes();
+  for (int64_t kk = 0; kk < kRows / 16; ++kk) {
+    Value aDesc = descriptor(add(a, idx(kk * 16 * aRowBytes)),
+                             kRows * aRowBytes, 8 * aRowBytes, aSwizzle128);
+    Value bDesc =
+        descriptor(add(bTile, idx(bStart + kk * 16 * segmentBytes)),
+                   bRows * segmentBytes, 8 * segmentBytes);
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, accType, acc, aDesc, bDesc,
+        NVVM::MMAShapeAttr::get(ctx, kGroupRows, n, 16), wgmmaType(),
+        wgmmaType(), NVVM::WGMMATypes::f32,
+        kk == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+        // Both MN-major: A transposed (col), B transposed (row).
+        NVVM::MMALayout::col, NVVM::MMALayout::row, /*satfinite=*/nullptr);
+  }
+  return acc;
+}
+
 //===----------------------------------------------------------------------===//
 // Tensor maps.
 //===----------------------------------------------------------------------===//
@@ -163,7 +192,8 @@ Type WgmmaEmitter::tensorMapType() {
 
 void WgmmaEmitter::launchWithTensorMaps(
     ArrayRef<MapOperand> operands, ArrayRef<Value> extents,
-    ArrayRef<int64_t> fixedRows, int64_t streamRows, StringRef kernelName,
+    ArrayRef<int64_t> fixedRows, int64_t streamRows, int64_t scratchBytes,
+    StringRef kernelName,
     llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>,
                             const SharedLayout &)>
         body) {
@@ -226,13 +256,14 @@ void WgmmaEmitter::launchWithTensorMaps(
   for (int64_t rows : fixedRows)
     fixedTotal += rows;
   int64_t sharedBytes = wgmmaSharedBytes(fixedTotal, streamRows, kvStages,
-                                         headDim, elementBytes());
+                                         headDim, elementBytes(), scratchBytes);
   launchBlocks(extents, sharedBytes, /*workgroupTypes=*/{}, kernelName,
                [&](gpu::LaunchOp launch) {
                  SmallVector<Value, 4> kernelMaps;
                  for (Value map : maps)
                    kernelMaps.push_back(kernelTensorMap(map));
-                 body(launch, kernelMaps, setUpShared(fixedRows, streamRows));
+                 body(launch, kernelMaps,
+                      setUpShared(fixedRows, streamRows, scratchBytes));
                });
 }
 
@@ -282,7 +313,8 @@ void WgmmaEmitter::loadTileAsync(Value map, Value address, int64_t rows,
 //===----------------------------------------------------------------------===//
 
 WgmmaEmitter::SharedLayout
-WgmmaEmitter::setUpShared(ArrayRef<int64_t> fixedRows, int64_t streamRows) {
+WgmmaEmitter::setUpShared(ArrayRef<int64_t> fixedRows, int64_t streamRows,
+                          int64_t scratchBytes) {
   // Dynamic shared memory, its tiles aligned to the swizzle's period.
   Value base = dynamicShared();
   Value baseAddress = memref::ExtractAlignedPointerAsIndexOp::create(b, base);
@@ -301,7 +333,8 @@ WgmmaEmitter::setUpShared(ArrayRef<int64_t> fixedRows, int64_t streamRows) {
     at.streamed[tile] = offset;
     offset += kvStages * tileBytes(streamRows);
   }
-  at.barriers = offset;
+  at.scratch = offset;
+  at.barriers = offset + scratchBytes;
 
   // One thread sets the barriers up; every thread sees them set.
   {

@@ -102,8 +102,10 @@ protected:
   //===--------------------------------------------------------------------===//
 
   /// The wgmma descriptor of the matrix at shared byte `address` in the
-  /// tiles' swizzle, with the given leading and stride byte offsets.
-  Value descriptor(Value address, int64_t leading, int64_t stride);
+  /// tiles' swizzle (or the one of `mode`, the descriptor's field), with the
+  /// given leading and stride byte offsets.
+  Value descriptor(Value address, int64_t leading, int64_t stride,
+                   std::optional<int64_t> mode = std::nullopt);
   NVVM::WGMMATypes wgmmaType() const {
     return element.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   }
@@ -137,7 +139,15 @@ protected:
   /// group is waited for.
   void issueRegisterProduct(ArrayRef<SmallVector<Value, 4>> aRegs,
                             Value bTile, int64_t bRows, Value out);
-
+  /// Issues A B (m64 n`n` over k = `kRows`) without fence or commit, both
+  /// operands MN-major (rows along k) and read through the transpose bits:
+  /// A the tile at `a` whose `kRows` rows are 64 16-bit elements in one
+  /// 128-byte swizzle segment, B columns [column, column + n) of the
+  /// headDim-wide tile of `bRows` rows at `bTile` (a range inside one
+  /// column block, or whole column blocks). Returns the accumulator, valid
+  /// once its group is waited for.
+  Value issueTransposedProduct(Value a, int64_t kRows, Value bTile,
+                               int64_t bRows, int64_t column, int64_t n);
   //===--------------------------------------------------------------------===//
   // Tensor maps.
   //===--------------------------------------------------------------------===//
@@ -158,13 +168,15 @@ protected:
   struct SharedLayout;
   /// Host code: makes the operands' tensor maps and, when the driver made
   /// them all, launches `warps` warps per block over `extents`, with the
-  /// dynamic shared memory of fixed tiles of `fixedRows` and kvStages
-  /// stages of two streamed tiles of `streamRows` (setUpShared); `body`
+  /// dynamic shared memory of fixed tiles of `fixedRows`, kvStages stages
+  /// of two streamed tiles of `streamRows` and `scratchBytes` of the
+  /// kernel's own (setUpShared); `body`
   /// gets the maps' addresses in the kernel (kernelTensorMap), in the
   /// operands' order, and the layout.
   void launchWithTensorMaps(
       ArrayRef<MapOperand> operands, ArrayRef<Value> extents,
-      ArrayRef<int64_t> fixedRows, int64_t streamRows, StringRef kernelName,
+      ArrayRef<int64_t> fixedRows, int64_t streamRows, int64_t scratchBytes,
+      StringRef kernelName,
       llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>,
                               const SharedLayout &)>
           body);
@@ -207,6 +219,7 @@ protected:
     SmallVector<int64_t, 2> fixed, fixedRows; // each fixed tile
     std::array<int64_t, 2> streamed; // each streamed tile's first stage
     int64_t streamRows = 0;
+    int64_t scratch = 0; // the kernel's own bytes (1024-byte aligned)
     int64_t barriers = 0;
   };
   /// A stage's barriers, per streamed tile: it landed (TMA completes it),
@@ -214,9 +227,11 @@ protected:
   enum class StageEvent : int64_t { Landed, Free };
 
   /// Lays the block's shared memory out (fixed tiles of `fixedRows` each,
-  /// kvStages stages of two streamed tiles of `streamRows`, the barriers)
-  /// and has one thread set the barriers up for every thread to see.
-  SharedLayout setUpShared(ArrayRef<int64_t> fixedRows, int64_t streamRows);
+  /// kvStages stages of two streamed tiles of `streamRows`, `scratchBytes`,
+  /// the barriers) and has one thread set the barriers up for every thread
+  /// to see.
+  SharedLayout setUpShared(ArrayRef<int64_t> fixedRows, int64_t streamRows,
+                           int64_t scratchBytes);
   Value fixedLanded(const SharedLayout &at) {
     return sharedPointer(add(at.aligned, idx(at.barriers)));
   }
@@ -230,6 +245,9 @@ protected:
   }
   Value fixedAt(const SharedLayout &at, int64_t tile) {
     return add(at.aligned, idx(at.fixed[tile]));
+  }
+  Value scratchAt(const SharedLayout &at) {
+    return add(at.aligned, idx(at.scratch));
   }
   /// The stage of the block's streamed tile `count`, and the parity of that
   /// stage's round the tile is in.

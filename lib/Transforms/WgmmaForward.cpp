@@ -43,7 +43,8 @@ public:
     Value tiles = ceilDiv(dims.sq, queryRows);
     launchWithTensorMaps(
         {{args.q, 0, queryRows}, {args.k, 1, blockN}, {args.v, 2, blockN}},
-        {tiles, dims.hq, dims.batch}, {queryRows}, blockN, kernelName,
+        {tiles, dims.hq, dims.batch}, {queryRows}, blockN,
+        /*scratchBytes=*/0, kernelName,
         [&](gpu::LaunchOp launch, ArrayRef<Value> maps,
             const SharedLayout &at) {
           splitRoles(

@@ -35,7 +35,7 @@ def reset_workspace_peak():
 
 
 def attention(q, k, v, *, causal=False, window=None, sink_tokens=0,
-              sinks=None, scale=None, return_lse=False):
+              sinks=None, scale=None, return_lse=False, deterministic=False):
     """Scaled dot-product attention, the online-softmax way.
 
     causal: key j visible to query i when j <= i + (Sk - Sq).
@@ -44,12 +44,18 @@ def attention(q, k, v, *, causal=False, window=None, sink_tokens=0,
     sinks: learnable per-head logits [Hq] in the softmax denominator
         (gpt-oss), float32 (float64 for float64 inputs); gets a gradient.
     scale: defaults to 1/sqrt(D).
+    deterministic: the backward gives the same bits from run to run (on
+        sm_90a dQ then comes from a kernel of its own instead of f32
+        atomics, at some cost in speed).
     Returns o [B, Hq, Sq, D], and lse [B, Hq, Sq] with return_lse.
     """
+    if not isinstance(deterministic, bool):
+        raise TypeError(f"deterministic must be a bool, got "
+                        f"{deterministic!r}")
     if any(_api._is_torch(x) for x in (q, k, v, sinks)):
         from .torch_ops import attention as torch_attention
         o, lse = torch_attention(q, k, v, causal, window, sink_tokens, sinks,
-                                 scale)
+                                 scale, deterministic)
     else:
         o, lse = _api.attention_forward(q, k, v, causal, window, sink_tokens,
                                         sinks, scale)

@@ -124,20 +124,23 @@ def _allow_tf32(x, dtype):
             torch.backends.cuda.matmul.allow_tf32)
 
 
-def _program(key, make_text, dtype, target, allow_tf32=False):
+def _program(key, make_text, dtype, target, allow_tf32=False,
+             deterministic=False):
     # FA_AUTOTUNE is read when a program compiles: a program per setting,
     # so that switching it in-process takes effect.
     autotune = os.environ.get("FA_AUTOTUNE", "1") != "0"
-    program_key = (key, dtype, target, allow_tf32, autotune)
+    program_key = (key, dtype, target, allow_tf32, autotune, deterministic)
     program = _programs.get(program_key)
     if program is None:
         start = time.perf_counter()
         program = _fa.Program.compile(make_text(), f"<fa {key[0]}>",
                                       dtype=dtype, target=target,
-                                      allow_tf32=allow_tf32)
-        log.debug("fa: compiled %s for %s/%s (tf32: %s) in %.2f s (disk "
-                  "cache: %s)", key, dtype, target, allow_tf32,
-                  time.perf_counter() - start, program.cache_status)
+                                      allow_tf32=allow_tf32,
+                                      deterministic=deterministic)
+        log.debug("fa: compiled %s for %s/%s (tf32: %s, deterministic: %s) "
+                  "in %.2f s (disk cache: %s)", key, dtype, target,
+                  allow_tf32, deterministic, time.perf_counter() - start,
+                  program.cache_status)
         _programs[program_key] = program
     return program
 
@@ -220,8 +223,11 @@ def check_attention_args(q, k, v, causal, window, sink_tokens, sinks, scale):
     return dtype
 
 
-def _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale):
-    """Checks the arguments; returns (dtype, the variant's Program)."""
+def _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale,
+                       deterministic=False):
+    """Checks the arguments; returns (dtype, the variant's Program): the
+    one whose backward gives the same bits from run to run with
+    `deterministic` (the forward is that already)."""
     dtype = check_attention_args(q, k, v, causal, window, sink_tokens, sinks,
                                  scale)
     learnable = sinks is not None
@@ -230,7 +236,7 @@ def _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale):
     key = ("attention", learnable, tuple(sorted(variant.items())))
     program = _program(key, lambda: attention_spec(
         "attention", dtype, learnable, **variant), dtype,
-        _target(q), _allow_tf32(q, dtype))
+        _target(q), _allow_tf32(q, dtype), deterministic)
     return dtype, program
 
 
@@ -248,10 +254,15 @@ def attention_forward(q, k, v, causal, window, sink_tokens, sinks, scale):
 
 
 def attention_backward(q, k, v, o, lse, do, causal, window, sink_tokens,
-                       sinks, scale):
-    """dq, dk, dv, dsinks (None without sinks)."""
+                       sinks, scale, deterministic=False):
+    """dq, dk, dv, dsinks (None without sinks); with `deterministic`, the
+    same bits from run to run."""
+    if not isinstance(deterministic, bool):
+        raise TypeError(f"deterministic must be a bool, got "
+                        f"{deterministic!r}")
     dtype, program = _attention_program(q, k, v, causal, window,
-                                        sink_tokens, sinks, scale)
+                                        sink_tokens, sinks, scale,
+                                        deterministic)
     learnable = sinks is not None
     dq = _empty_like(q, tuple(q.shape), dtype)
     dk = _empty_like(q, tuple(k.shape), dtype)
@@ -287,18 +298,21 @@ def softmax_matmul(x, v):
 
 
 def compile(path_or_text, kernel=None, dtype=None, target="auto",
-            allow_tf32=False):
+            allow_tf32=False, deterministic=False):
     """Compiles a spec (a path or the text itself); returns a Program whose
     `run(kernel, entry, tensors)` takes (pointer, dtype, sizes, strides).
     allow_tf32: f32 on the GPU rounds the tensor cores' inputs to tf32
-    (faster, 10-bit mantissa) instead of keeping f32 accuracy."""
+    (faster, 10-bit mantissa) instead of keeping f32 accuracy.
+    deterministic: backwards give the same bits from run to run (on sm_90a
+    dQ then comes from a kernel of its own instead of atomics)."""
     if os.path.exists(path_or_text):
         with open(path_or_text) as f:
             text, name = f.read(), path_or_text
     else:
         text, name = path_or_text, "<string>"
     program = _fa.Program.compile(text, name, dtype=dtype, target=target,
-                                  allow_tf32=allow_tf32)
+                                  allow_tf32=allow_tf32,
+                                  deterministic=deterministic)
     if kernel is not None and kernel not in [k["name"]
                                              for k in program.kernels]:
         raise ValueError(f"no kernel named {kernel!r} in {name}; it has " +

@@ -20,7 +20,9 @@ from . import api
 def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
              sinks: Optional[torch.Tensor], causal: bool,
              window: Optional[int], sink_tokens: int,
-             scale: Optional[float]) -> Tuple[torch.Tensor, torch.Tensor]:
+             scale: Optional[float],
+             deterministic: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+    # `deterministic` is the backward's; the forward always is.
     return api.attention_forward(q, k, v, causal, window, sink_tokens, sinks,
                                  scale)
 
@@ -30,7 +32,7 @@ def _backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               dlse: Optional[torch.Tensor],
               sinks: Optional[torch.Tensor], causal: bool,
               window: Optional[int], sink_tokens: int,
-              scale: Optional[float]
+              scale: Optional[float], deterministic: bool
               ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor,
                          torch.Tensor]:
     # Checked here, on real values, so compiled graphs need no guard on them.
@@ -39,7 +41,8 @@ def _backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
             "fa.attention: gradients through lse are not supported; use "
             "return_lse only for values, or detach lse")
     dq, dk, dv, dsinks = api.attention_backward(
-        q, k, v, o, lse, do, causal, window, sink_tokens, sinks, scale)
+        q, k, v, o, lse, do, causal, window, sink_tokens, sinks, scale,
+        deterministic)
     if dsinks is None:  # custom ops return tensors: an empty one stands in
         dsinks = q.new_empty(0, dtype=api.accumulator_torch_dtype(q.dtype))
     return dq, dk, dv, dsinks
@@ -52,23 +55,24 @@ attention_bwd = torch.library.custom_op("fa::attention_bwd", _backward,
 
 
 @attention_fwd.register_fake
-def _(q, k, v, sinks, causal, window, sink_tokens, scale):
+def _(q, k, v, sinks, causal, window, sink_tokens, scale, deterministic):
     return q.new_empty(q.shape), q.new_empty(q.shape[:3],
                                              dtype=api.accumulator_torch_dtype(q.dtype))
 
 
 @attention_bwd.register_fake
-def _(q, k, v, o, lse, do, dlse, sinks, causal, window, sink_tokens, scale):
+def _(q, k, v, o, lse, do, dlse, sinks, causal, window, sink_tokens, scale,
+      deterministic):
     n = sinks.shape[0] if sinks is not None else 0
     return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape),
             q.new_empty(n, dtype=api.accumulator_torch_dtype(q.dtype)))
 
 
 def _setup_context(ctx, inputs, output):
-    q, k, v, sinks, causal, window, sink_tokens, scale = inputs
+    q, k, v, sinks, causal, window, sink_tokens, scale, deterministic = inputs
     o, lse = output
     ctx.save_for_backward(q, k, v, o, lse, sinks)
-    ctx.variant = (causal, window, sink_tokens, scale)
+    ctx.variant = (causal, window, sink_tokens, scale, deterministic)
 
 
 def _gradients(backward, ctx, do, dlse):
@@ -77,7 +81,7 @@ def _gradients(backward, ctx, do, dlse):
     dq, dk, dv, dsinks = backward(q, k, v, o, lse, do.contiguous(), dlse,
                                   sinks, *ctx.variant)
     return dq, dk, dv, (dsinks if sinks is not None else None), None, None, \
-        None, None
+        None, None, None
 
 
 def _op_gradients(ctx, do, dlse):
@@ -119,8 +123,9 @@ def _watched(tensors):
     return any(switch is None or switch() for switch in _WATCH_SWITCHES)
 
 
-def attention(q, k, v, causal, window, sink_tokens, sinks, scale):
-    args = (q, k, v, sinks, causal, window, sink_tokens, scale)
+def attention(q, k, v, causal, window, sink_tokens, sinks, scale,
+              deterministic=False):
+    args = (q, k, v, sinks, causal, window, sink_tokens, scale, deterministic)
     # Compiling (Dynamo, export) decides first, before anything it would
     # have to trace.
     if torch.compiler.is_compiling() or _watched((q, k, v, sinks)):

@@ -48,7 +48,7 @@ std::unique_ptr<fa::Program> compile(const std::string &text,
                                      const std::string &target,
                                      int64_t blockM, int64_t blockN,
                                      int64_t mmaBlockN, int64_t mmaWarps,
-                                     bool allowTf32) {
+                                     bool allowTf32, bool deterministic) {
   fa::CompileOptions options;
   if (dtype)
     options.dtype = dtypeFromName(*dtype);
@@ -58,6 +58,7 @@ std::unique_ptr<fa::Program> compile(const std::string &text,
   options.mmaBlockN = mmaBlockN;
   options.mmaWarps = mmaWarps;
   options.allowTf32 = allowTf32;
+  options.deterministic = deterministic;
   std::string error;
   std::unique_ptr<fa::Program> program;
   {
@@ -121,7 +122,8 @@ PYBIND11_MODULE(_fa, m) {
                   py::arg("dtype") = py::none(), py::arg("target") = "auto",
                   py::arg("block_m") = 0, py::arg("block_n") = 0,
                   py::arg("mma_block_n") = 0, py::arg("mma_warps") = 0,
-                  py::arg("allow_tf32") = false)
+                  py::arg("allow_tf32") = false,
+                  py::arg("deterministic") = false)
       .def("run", &run, py::arg("kernel"), py::arg("entry"),
            py::arg("tensors"), py::arg("stream") = py::none())
       .def_property_readonly("kernels",

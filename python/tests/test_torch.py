@@ -244,6 +244,43 @@ def test_float32_takes_tf32_only_when_torch_allows_it():
     assert not torch.equal(outputs[False], outputs[True])
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_deterministic_backward_repeats_bit_for_bit(device, head_dim):
+    # On sm_90a the default backward adds dQ by f32 atomics, whose order
+    # varies; deterministic=True gives its own dQ kernel. Five runs, the
+    # same bits, and both paths within bf16's tolerance of float64.
+    torch.manual_seed(2)
+    dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    q = torch.randn(2, 8, 333, head_dim, device=device, dtype=dtype)
+    k = torch.randn(2, 2, 517, head_dim, device=device, dtype=dtype)
+    v = torch.randn(2, 2, 517, head_dim, device=device, dtype=dtype)
+    do = torch.randn(2, 8, 333, head_dim, device=device, dtype=dtype)
+    refs = [x.double().requires_grad_() for x in (q, k, v)]
+    reference(*refs, causal=True).backward(do.double())
+
+    def grads(deterministic):
+        leaves = [x.clone().requires_grad_() for x in (q, k, v)]
+        fa.attention(*leaves, causal=True,
+                     deterministic=deterministic).backward(do)
+        return [x.grad for x in leaves]
+
+    first = grads(True)
+    for _ in range(4):
+        for got, want in zip(grads(True), first):
+            assert torch.equal(got, want)
+    for got, r in zip(first, refs):
+        assert rel(got, r.grad) < TOL[dtype]
+    for got, r in zip(grads(False), refs):
+        assert rel(got, r.grad) < TOL[dtype]
+
+
+def test_deterministic_must_be_a_bool():
+    q = torch.randn(1, 2, 8, 16)
+    with pytest.raises(TypeError, match="deterministic must be a bool"):
+        fa.attention(q, q, q, deterministic="yes")
+
+
 @pytest.mark.skipif("cuda" not in DEVICES, reason="needs a GPU")
 def test_workspace_peak_counts_the_backwards_row_statistics():
     # D = rowsum(dO * o), [B, Hq, Sq] in f32, lives in fa's own workspace.

@@ -1,4 +1,5 @@
 // RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-schedule=serial wgmma-groups=2" | FileCheck %s
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-schedule=serial wgmma-groups=2 deterministic" | FileCheck %s --check-prefix=DETERMINISTIC
 // RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-block-n=64 wgmma-groups=1 wgmma-schedule=serial" | FileCheck %s --check-prefix=SMALL
 // RUN: fa-opt %s --fa-specialize-element-type=element-type=f32 --fa-tile --fa-gpu-tensor-core=generation=wgmma | FileCheck %s --check-prefix=F32
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core=generation=hmma 2>&1 | FileCheck %s --check-prefix=BADGEN
@@ -107,14 +108,22 @@
 // on mma.sync: dK/dV takes K and V (boxes of its 128 keys) once and streams
 // Q and dO (boxes of 64 query rows); per query tile S^T = K Q^T and dP^T =
 // V dO^T (m64n64, both from shared memory), then dV += P^T dO and dK +=
-// dS^T Q with A from registers (m64n<D>). dQ takes Q and dO once and
-// streams K and V.
+// dS^T Q with A from registers (m64n<D>). By default it computes dQ too:
+// dS^T into shared memory (after the dK/dV kernels' 2 x 128 x 64 x 2
+// bytes of tiles and stages: 32 KiB more), fenced for the async proxy,
+// named barrier 1 between both consumers, then each consumer's half of dK's
+// columns (m64n16 at D 32) with both operands transposed, added into the
+// f32 accumulator by atomics where the query row exists. A kernel zeroes the
+// accumulator before and one scales it into dq after (both whatever the
+// head dim); dQ's loop keeps only its fallback.
 // CHECK-LABEL: func.func @gqa_backward(
+// CHECK: memref.alloc({{.*}}) : memref<?x?x?x?xf32>
+// CHECK: module(@gqa_backward_wgmma_dq_zero)
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c1_i64, %c2_i64, %c64_i64, %c32_i64, %c128_i64,
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c2_i64{{.*}}, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c128_i64{{.*}},
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c0_i64, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c64_i64{{.*}},
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c3_i64, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c64_i64{{.*}},
-// CHECK: threads({{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c33864_i32 module(@gqa_backward_wgmma_dk_dv_d32)
+// CHECK: threads({{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c66632_i32 module(@gqa_backward_wgmma_dk_dv_d32)
 // CHECK: nvvm.setmaxregister  decrease 24
 // CHECK: nvvm.setmaxregister  increase 240
 // CHECK: nvvm.mbarrier.try_wait.parity
@@ -125,19 +134,36 @@
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: llvm.store {{.*}} : i32, !llvm.ptr<3>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c256_i32
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 16, k = 16>, {{.*}} A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: memref.atomic_rmw addf
 // CHECK: nvvm.mbarrier.arrive
 // CHECK: nvvm.mbarrier.arrive
 // CHECK: module(@gqa_backward_wgmma_dk_dv_d128)
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
-// CHECK: func.call @faTensorMapEncode({{.*}}, %c0_i64, %c2_i64, %c64_i64, %c32_i64, %c128_i64,
-// CHECK: module(@gqa_backward_wgmma_dq_d32)
-// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK: nvvm.mbarrier.arrive
-// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
-// CHECK: module(@gqa_backward_wgmma_dq_d128)
-// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+// CHECK-NOT: module(@gqa_backward_wgmma_dq_d
+// CHECK: module(@gqa_backward_wgmma_dq_copy)
+// CHECK: arith.truncf {{.*}} : vector<4xf32> to vector<4xbf16>
+// CHECK: memref.dealloc
+
+// With `deterministic`, the dK/dV kernel leaves dQ to a kernel of its own,
+// which takes Q and dO once and streams K and V.
+// DETERMINISTIC-LABEL: func.func @gqa_backward(
+// DETERMINISTIC: dynamic_shared_memory_size %c33864_i32 module(@gqa_backward_wgmma_dk_dv_d32)
+// DETERMINISTIC-NOT: memref.atomic_rmw
+// DETERMINISTIC: func.call @faTensorMapEncode({{.*}}, %c0_i64, %c2_i64, %c64_i64, %c32_i64, %c128_i64,
+// DETERMINISTIC: module(@gqa_backward_wgmma_dq_d32)
+// DETERMINISTIC-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
+// DETERMINISTIC: nvvm.wgmma.wait.group.sync.aligned 0
+// DETERMINISTIC: nvvm.mbarrier.arrive
+// DETERMINISTIC-COUNT-8: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// DETERMINISTIC: module(@gqa_backward_wgmma_dq_d128)
+// DETERMINISTIC: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+// DETERMINISTIC-NOT: nvvm.mma.sync
 // CHECK-NOT: nvvm.mma.sync
 
 // One consumer warpgroup (and the producer) and 64-key tiles where asked.

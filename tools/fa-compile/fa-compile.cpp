@@ -55,6 +55,11 @@ static cl::opt<bool> allowTf32(
     cl::desc("f32: one tf32 MMA per product (10-bit mantissa) instead of "
              "three"),
     cl::init(false));
+static cl::opt<bool> deterministic(
+    cl::cat(faCompileCategory), "deterministic",
+    cl::desc("backward: the same bits from run to run (the wgmma path's dQ "
+             "from a kernel of its own instead of atomics)"),
+    cl::init(false));
 static cl::opt<std::string> outputPath(cl::cat(faCompileCategory), "o",
                                        cl::desc("output file or directory"),
                                        cl::init("-"));
@@ -228,6 +233,7 @@ int main(int argc, char **argv) {
     return fail("--dtype: unknown '" + dtypeName +
                 "'; expected f16, bf16, f32 or f64");
   options.allowTf32 = allowTf32;
+  options.deterministic = deterministic;
   auto file = MemoryBuffer::getFile(specPath);
   if (!file)
     return fail("cannot read '" + specPath + "': " +

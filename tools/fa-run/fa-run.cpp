@@ -114,6 +114,11 @@ static cl::opt<bool> allowTf32(
     cl::desc("f32 on the GPU: one tf32 MMA per product (faster, 10-bit "
              "mantissa; checked at f16's tolerance) instead of three"),
     cl::init(false));
+static cl::opt<bool> deterministic(
+    cl::cat(faRunCategory), "deterministic",
+    cl::desc("backward: the same bits from run to run (the wgmma path's dQ "
+             "from a kernel of its own instead of atomics)"),
+    cl::init(false));
 
 namespace {
 
@@ -546,6 +551,7 @@ int main(int argc, char **argv) {
   options.mmaBlockN = mmaBlockN;
   options.mmaWarps = mmaWarps;
   options.allowTf32 = allowTf32;
+  options.deterministic = deterministic;
   if (mmaGeneration != "auto" && mmaGeneration != "mma-sync" &&
       mmaGeneration != "wgmma")
     die("--mma-generation must be auto, mma-sync or wgmma, got '" +

@@ -52,6 +52,11 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("f32 inputs: one tf32 MMA per product instead of three "
                      "on a hi/lo split (faster, 10-bit mantissa)"),
       llvm::cl::init(false)};
+  Option<bool> deterministic{
+      *this, "deterministic",
+      llvm::cl::desc("the wgmma backward's dQ from a kernel of its own (the "
+                     "same bits from run to run) instead of atomics"),
+      llvm::cl::init(false)};
   Option<std::string> tensorCoreGeneration{
       *this, "tensor-core-generation",
       llvm::cl::desc("MMA generation of the tensor-core kernels: auto (wgmma "

@@ -87,8 +87,10 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     query tiles of every query head of the group (S^T = K Q^T, dP^T =
     V dO^T, dV += P^T dO, dK += dS^T Q); its dQ loop (`fa.loop = "dq"`)
     becomes a block per query tile (S = Q K^T, dP = dO V^T, dQ += dS K). P
-    comes from the forward's lse; D = rowsum(dO * o) and dsinks stay
-    fa-tile's loops. No atomics: every output element has one owner.
+    comes from the forward's lse. D = rowsum(dO * o) gets a kernel of its
+    own (`<entry>_row_dot`: eight lanes a row on 16-byte loads) in front of
+    fa-tile's loop, and dsinks one that replaces it (`<entry>_dsinks`, a
+    block per head reduced in a fixed order).
 
     With `generation=wgmma` (sm_90a), the f16/bf16 forwards instead get a
     warp-specialised wgmma kernel (`<entry>_wgmma_d<D>`) for every head dim
@@ -112,9 +114,16 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     get warp-specialised wgmma kernels as well for D 32 to 128
     (`<entry>_wgmma_dk_dv_d<D>`, `<entry>_wgmma_dq_d<D>`): dK/dV blocks of
     128 keys (64 per consumer) hold K and V and stream Q and dO tiles of 64
-    rows over the query tiles that see them; dQ blocks of 128 rows hold Q
-    and dO and stream K and V over the forward's key tiles. f32 stays on
-    mma.sync.
+    rows over the query tiles that see them. By default the dK/dV kernel
+    computes dQ too: both consumers put their dS^T tile in shared memory,
+    each multiplies it by half of K's columns on wgmma and adds the product
+    to an f32 accumulator with atomics, which a kernel zeroes before and
+    one scales into dq after (`_dq_zero`, `_dq_copy`). With
+    `deterministic`, dQ instead comes from its own kernel, with one owner
+    per element and the same bits from run to run: blocks of 128 rows hold
+    Q and dO and stream K and V over the forward's key tiles
+    (`<entry>_wgmma_dq_d<D>`). f32 stays on mma.sync, whose kernels never
+    use atomics.
 
     Key and query tiles and their predicates are the phases fa-tile uses
     (TileBuilder: the variant's mask as loop bounds), so only boundary tiles
@@ -158,7 +167,11 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
            "tile t's softmax under tile t-1's P V, the two consumer "
            "warpgroups taking turns to issue their GEMMs) or serial (each "
            "tile's softmax between its two GEMMs); bench/NOTES.md has "
-           "both's numbers">
+           "both's numbers">,
+    Option<"deterministic", "deterministic", "bool", "false",
+           "wgmma backward: dQ from a kernel of its own, with one owner per "
+           "element, instead of atomics in the dK/dV kernel: the same bits "
+           "from run to run">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
     "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",

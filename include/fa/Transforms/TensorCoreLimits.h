@@ -48,14 +48,16 @@ inline constexpr int64_t wgmmaBarrierBytes(int64_t stages) {
 }
 
 /// Bytes a wgmma block's shared memory holds: fixed tiles of `fixedRows`
-/// rows in all, `stages` pairs of streamed tiles of `streamRows` rows, the
-/// mbarriers, and room to align the tiles to the swizzle period.
+/// rows in all, `stages` pairs of streamed tiles of `streamRows` rows,
+/// `scratchBytes` of the kernel's own, the mbarriers, and room to align the
+/// tiles to the swizzle period.
 inline constexpr int64_t wgmmaSharedBytes(int64_t fixedRows,
                                           int64_t streamRows, int64_t stages,
                                           int64_t headDim,
-                                          int64_t elementBytes) {
+                                          int64_t elementBytes,
+                                          int64_t scratchBytes = 0) {
   return (fixedRows + 2 * stages * streamRows) * headDim * elementBytes +
-         wgmmaBarrierBytes(stages) + kSwizzlePeriod;
+         scratchBytes + wgmmaBarrierBytes(stages) + kSwizzlePeriod;
 }
 
 /// The wgmma forward's: Q's tile of `queryRows` fixed, K and V tiles of
@@ -76,6 +78,14 @@ inline constexpr int64_t kWgmmaBackwardHeadDims[] = {32, 64, 80, 96, 128};
 /// rows, each) and the dK/dV kernel's query rows per streamed Q/dO tile.
 inline constexpr int64_t kWgmmaBackwardGroups = 2;
 inline constexpr int64_t kWgmmaDkDvQueryRows = 64;
+/// Shared bytes the wgmma dK/dV kernel keeps beside its tiles when it
+/// computes dQ too: two dS^T tiles of `blockN` keys by `queryRows` rows.
+inline constexpr int64_t wgmmaDkDvScratchBytes(int64_t blockN,
+                                               int64_t queryRows,
+                                               int64_t elementBytes,
+                                               bool withDq) {
+  return withDq ? 2 * blockN * queryRows * elementBytes : 0;
+}
 /// The wgmma dQ kernel's keys per streamed K/V tile: S and dP (blockN / 2
 /// registers each) beside dQ's D / 2.
 inline constexpr int64_t wgmmaDqBlockN(int64_t headDim) {
