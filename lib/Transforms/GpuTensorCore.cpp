@@ -300,6 +300,9 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// it by atomics, and whether one of them runs.
   struct DqAccumulator {
     Value buffer, used;
+    /// The first op after dQ's loop that is the accumulator's, where dQ's
+    /// dispatch chain must end.
+    Operation *copy = nullptr;
   };
   /// Allocates the accumulator before `first` (empty where no wgmma dK/dV
   /// kernel runs: the head dim is not one of `plan`'s, or the layout does
@@ -334,13 +337,14 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
       body();
+      return ifOp.getOperation();
     };
     onlyIfUsed([&] {
       tensor_core::emitZeroKernel(b, accum.buffer,
                                   (prefix + "_wgmma_dq_zero").str());
     });
     b.setInsertionPoint(last);
-    onlyIfUsed([&] {
+    accum.copy = onlyIfUsed([&] {
       Value scale = scalars.scoreScale(variant, d);
       tensor_core::emitScaledCopyKernel(b, element, accum.buffer, args.dq,
                                         scale,
@@ -438,9 +442,11 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
         return shape;
       };
       DqAccumulator accum;
-      if (atomicDq)
+      if (atomicDq) {
         accum = setUpDqAccumulator(dkdvOps.first, dqOps.second, layoutOk, d,
                                    element, args, variant, prefix, dkdvPlan);
+        dqOps.second = accum.copy;
+      }
       chain(dispatch(dkdvOps.first, dkdvOps.second, layoutOk, d, element,
                      prefix + "_wgmma_dk_dv",
                      tensor_core::kWgmmaBackwardHeadDims, dkdvPlan,

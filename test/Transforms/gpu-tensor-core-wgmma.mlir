@@ -146,6 +146,15 @@
 // CHECK: module(@gqa_backward_wgmma_dk_dv_d128)
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // CHECK-NOT: module(@gqa_backward_wgmma_dq_d
+// The copy follows dQ's whole dispatch chain (an scf.if per head dim, the
+// fallback loop in the innermost else), not the fallback alone.
+// CHECK: } {fa.loop = "dq"}
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.if
 // CHECK: module(@gqa_backward_wgmma_dq_copy)
 // CHECK: arith.truncf {{.*}} : vector<4xf32> to vector<4xbf16>
 // CHECK: memref.dealloc
