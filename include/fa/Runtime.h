@@ -97,10 +97,13 @@ struct CompileOptions {
   /// which keeps f32 accuracy; on, one (about 3x the speed, errors near
   /// f16's, like PyTorch's allow_tf32).
   bool allowTf32 = false;
-  /// The backward gives the same bits from run to run: on the wgmma path
-  /// dQ then comes from a kernel of its own instead of atomics in f32
-  /// (the other paths never use atomics).
+  /// The backward gives the same bits from run to run: no dQ by atomics
+  /// (it overrides dqAtomics; without dqAtomics every path already is).
   bool deterministic = false;
+  /// The wgmma backward's dK/dV kernel adds dQ into an f32 accumulator by
+  /// atomics instead of dQ's own kernel: correct, slower today
+  /// (bench/NOTES.md), kept to measure.
+  bool dqAtomics = false;
   /// Whether run() times the candidate tensor-core configs on the first call
   /// of each new shape class (head dim, and powers of two bounding Sq, Sk
   /// and B*Hq) and keeps the fastest, in memory and in the kernel cache.

@@ -75,6 +75,7 @@ void fa::buildGpuPipeline(OpPassManager &pm,
     tensorCore.forwardWarps = options.tensorCoreWarps;
   tensorCore.allowTf32 = options.allowTf32;
   tensorCore.deterministic = options.deterministic;
+  tensorCore.dqAtomics = options.dqAtomics;
   if (options.tensorCoreSharedBytes > 0)
     tensorCore.sharedBytes = options.tensorCoreSharedBytes;
   tensorCore.generation = resolveTensorCoreGeneration(

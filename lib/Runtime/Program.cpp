@@ -354,6 +354,7 @@ static void buildPipeline(PassManager &pm, bool gpu, const std::string &arch,
     gpuOptions.tensorCoreWarps = options.mmaWarps;
     gpuOptions.allowTf32 = options.allowTf32;
     gpuOptions.deterministic = options.deterministic;
+    gpuOptions.dqAtomics = options.dqAtomics;
     gpuOptions.tensorCoreSharedBytes = options.mmaSharedBytes;
     gpuOptions.tensorCoreKvStages = options.mmaKvStages;
     gpuOptions.tensorCoreGeneration = options.mmaGeneration;
@@ -418,6 +419,7 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
                       std::to_string(options.mmaKvStages) +
                       (options.allowTf32 ? " tf32" : "") +
                       (options.deterministic ? " deterministic" : "") +
+                      (options.dqAtomics ? " dq-atomics" : "") +
                       " gen " +
                       options.mmaGeneration + " schedule " +
                       options.wgmmaSchedule + " groups " +

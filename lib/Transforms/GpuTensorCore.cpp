@@ -424,10 +424,9 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
         if (rest)
           ops = {&rest->front(), rest->getTerminator()};
       };
-      // Without `deterministic` the dK/dV kernel adds dQ into an f32
-      // accumulator by atomics, and dQ's chain has nothing left to do
-      // where it ran.
-      bool atomicDq = !deterministic;
+      // With dq-atomics the dK/dV kernel adds dQ into an f32 accumulator
+      // by atomics, and dQ's chain has nothing left to do where it ran.
+      bool atomicDq = dqAtomics && !deterministic;
       auto dkdvPlan = [&](int64_t headDim,
                           int64_t bytes) -> std::optional<KernelShape> {
         KernelShape shape{64 * groups, warps,

@@ -24,6 +24,12 @@
 //
 // Both scale dK and dQ by the softmax scale once, at the end.
 //
+// With dq-atomics the dK/dV kernel computes dQ instead (accumulateDq): per
+// query tile each consumer puts its dS^T in shared memory, and after a
+// named barrier multiplies all 128 keys' dS by its share of K's columns,
+// adding the product into an f32 accumulator by atomics. Correct, but its
+// registers spill and it runs slower than the dQ kernel (bench/NOTES.md).
+//
 //===----------------------------------------------------------------------===//
 
 #include "WgmmaEmitter.h"

@@ -44,9 +44,10 @@ def attention(q, k, v, *, causal=False, window=None, sink_tokens=0,
     sinks: learnable per-head logits [Hq] in the softmax denominator
         (gpt-oss), float32 (float64 for float64 inputs); gets a gradient.
     scale: defaults to 1/sqrt(D).
-    deterministic: the backward gives the same bits from run to run (on
-        sm_90a dQ then comes from a kernel of its own instead of f32
-        atomics, at some cost in speed).
+    deterministic: the backward gives the same bits from run to run. fa's
+        default backward does already (every gradient element has one
+        owner); the flag keeps it so should a faster path with atomics
+        become the default.
     Returns o [B, Hq, Sq, D], and lse [B, Hq, Sq] with return_lse.
     """
     if not isinstance(deterministic, bool):

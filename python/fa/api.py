@@ -303,8 +303,8 @@ def compile(path_or_text, kernel=None, dtype=None, target="auto",
     `run(kernel, entry, tensors)` takes (pointer, dtype, sizes, strides).
     allow_tf32: f32 on the GPU rounds the tensor cores' inputs to tf32
     (faster, 10-bit mantissa) instead of keeping f32 accuracy.
-    deterministic: backwards give the same bits from run to run (on sm_90a
-    dQ then comes from a kernel of its own instead of atomics)."""
+    deterministic: backwards give the same bits from run to run (no dQ by
+    atomics, whatever else is asked)."""
     if os.path.exists(path_or_text):
         with open(path_or_text) as f:
             text, name = f.read(), path_or_text

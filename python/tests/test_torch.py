@@ -247,9 +247,9 @@ def test_float32_takes_tf32_only_when_torch_allows_it():
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("head_dim", [64, 128])
 def test_deterministic_backward_repeats_bit_for_bit(device, head_dim):
-    # On sm_90a the default backward adds dQ by f32 atomics, whose order
-    # varies; deterministic=True gives its own dQ kernel. Five runs, the
-    # same bits, and both paths within bf16's tolerance of float64.
+    # deterministic=True rules out dQ by f32 atomics (whose order varies;
+    # fa-run --dq-atomics on sm_90a): five runs, the same bits, and the
+    # default within bf16's tolerance of float64 too.
     torch.manual_seed(2)
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
     q = torch.randn(2, 8, 333, head_dim, device=device, dtype=dtype)

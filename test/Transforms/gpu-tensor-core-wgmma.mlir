@@ -1,5 +1,6 @@
-// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-schedule=serial wgmma-groups=2" | FileCheck %s
-// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-schedule=serial wgmma-groups=2 deterministic" | FileCheck %s --check-prefix=DETERMINISTIC
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-schedule=serial wgmma-groups=2 dq-atomics" | FileCheck %s
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-schedule=serial wgmma-groups=2" | FileCheck %s --check-prefix=DQKERNEL
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-schedule=serial wgmma-groups=2 dq-atomics deterministic" | FileCheck %s --check-prefix=DQKERNEL
 // RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-block-n=64 wgmma-groups=1 wgmma-schedule=serial" | FileCheck %s --check-prefix=SMALL
 // RUN: fa-opt %s --fa-specialize-element-type=element-type=f32 --fa-tile --fa-gpu-tensor-core=generation=wgmma | FileCheck %s --check-prefix=F32
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core=generation=hmma 2>&1 | FileCheck %s --check-prefix=BADGEN
@@ -108,7 +109,7 @@
 // on mma.sync: dK/dV takes K and V (boxes of its 128 keys) once and streams
 // Q and dO (boxes of 64 query rows); per query tile S^T = K Q^T and dP^T =
 // V dO^T (m64n64, both from shared memory), then dV += P^T dO and dK +=
-// dS^T Q with A from registers (m64n<D>). By default it computes dQ too:
+// dS^T Q with A from registers (m64n<D>). With dq-atomics it computes dQ too:
 // dS^T into shared memory (after the dK/dV kernels' 2 x 128 x 64 x 2
 // bytes of tiles and stages: 32 KiB more), fenced for the async proxy,
 // named barrier 1 between both consumers, then each consumer's half of dK's
@@ -159,20 +160,21 @@
 // CHECK: arith.truncf {{.*}} : vector<4xf32> to vector<4xbf16>
 // CHECK: memref.dealloc
 
-// With `deterministic`, the dK/dV kernel leaves dQ to a kernel of its own,
-// which takes Q and dO once and streams K and V.
-// DETERMINISTIC-LABEL: func.func @gqa_backward(
-// DETERMINISTIC: dynamic_shared_memory_size %c33864_i32 module(@gqa_backward_wgmma_dk_dv_d32)
-// DETERMINISTIC-NOT: memref.atomic_rmw
-// DETERMINISTIC: func.call @faTensorMapEncode({{.*}}, %c0_i64, %c2_i64, %c64_i64, %c32_i64, %c128_i64,
-// DETERMINISTIC: module(@gqa_backward_wgmma_dq_d32)
-// DETERMINISTIC-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
-// DETERMINISTIC: nvvm.wgmma.wait.group.sync.aligned 0
-// DETERMINISTIC: nvvm.mbarrier.arrive
-// DETERMINISTIC-COUNT-8: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
-// DETERMINISTIC: module(@gqa_backward_wgmma_dq_d128)
-// DETERMINISTIC: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
-// DETERMINISTIC-NOT: nvvm.mma.sync
+// By default (and with `deterministic`, whatever dq-atomics says) the dK/dV
+// kernel leaves dQ to a kernel of its own, which takes Q and dO once and
+// streams K and V.
+// DQKERNEL-LABEL: func.func @gqa_backward(
+// DQKERNEL: dynamic_shared_memory_size %c33864_i32 module(@gqa_backward_wgmma_dk_dv_d32)
+// DQKERNEL-NOT: memref.atomic_rmw
+// DQKERNEL: func.call @faTensorMapEncode({{.*}}, %c0_i64, %c2_i64, %c64_i64, %c32_i64, %c128_i64,
+// DQKERNEL: module(@gqa_backward_wgmma_dq_d32)
+// DQKERNEL-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
+// DQKERNEL: nvvm.wgmma.wait.group.sync.aligned 0
+// DQKERNEL: nvvm.mbarrier.arrive
+// DQKERNEL-COUNT-8: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// DQKERNEL: module(@gqa_backward_wgmma_dq_d128)
+// DQKERNEL: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+// DQKERNEL-NOT: nvvm.mma.sync
 // CHECK-NOT: nvvm.mma.sync
 
 // One consumer warpgroup (and the producer) and 64-key tiles where asked.

@@ -57,8 +57,13 @@ static cl::opt<bool> allowTf32(
     cl::init(false));
 static cl::opt<bool> deterministic(
     cl::cat(faCompileCategory), "deterministic",
-    cl::desc("backward: the same bits from run to run (the wgmma path's dQ "
-             "from a kernel of its own instead of atomics)"),
+    cl::desc("backward: the same bits from run to run (overrides "
+             "--dq-atomics)"),
+    cl::init(false));
+static cl::opt<bool> dqAtomics(
+    cl::cat(faCompileCategory), "dq-atomics",
+    cl::desc("the wgmma backward's dK/dV kernel adds dQ by f32 atomics "
+             "instead of dQ's own kernel (slower today; not deterministic)"),
     cl::init(false));
 static cl::opt<std::string> outputPath(cl::cat(faCompileCategory), "o",
                                        cl::desc("output file or directory"),
@@ -234,6 +239,7 @@ int main(int argc, char **argv) {
                 "'; expected f16, bf16, f32 or f64");
   options.allowTf32 = allowTf32;
   options.deterministic = deterministic;
+  options.dqAtomics = dqAtomics;
   auto file = MemoryBuffer::getFile(specPath);
   if (!file)
     return fail("cannot read '" + specPath + "': " +

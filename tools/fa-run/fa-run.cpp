@@ -116,8 +116,13 @@ static cl::opt<bool> allowTf32(
     cl::init(false));
 static cl::opt<bool> deterministic(
     cl::cat(faRunCategory), "deterministic",
-    cl::desc("backward: the same bits from run to run (the wgmma path's dQ "
-             "from a kernel of its own instead of atomics)"),
+    cl::desc("backward: the same bits from run to run (overrides "
+             "--dq-atomics)"),
+    cl::init(false));
+static cl::opt<bool> dqAtomics(
+    cl::cat(faRunCategory), "dq-atomics",
+    cl::desc("the wgmma backward's dK/dV kernel adds dQ by f32 atomics "
+             "instead of dQ's own kernel (slower today; not deterministic)"),
     cl::init(false));
 
 namespace {
@@ -552,6 +557,7 @@ int main(int argc, char **argv) {
   options.mmaWarps = mmaWarps;
   options.allowTf32 = allowTf32;
   options.deterministic = deterministic;
+  options.dqAtomics = dqAtomics;
   if (mmaGeneration != "auto" && mmaGeneration != "mma-sync" &&
       mmaGeneration != "wgmma")
     die("--mma-generation must be auto, mma-sync or wgmma, got '" +

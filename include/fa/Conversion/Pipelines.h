@@ -52,10 +52,15 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("f32 inputs: one tf32 MMA per product instead of three "
                      "on a hi/lo split (faster, 10-bit mantissa)"),
       llvm::cl::init(false)};
+  Option<bool> dqAtomics{
+      *this, "dq-atomics",
+      llvm::cl::desc("the wgmma backward's dK/dV kernel adds dQ by f32 "
+                     "atomics instead of dQ's own kernel (slower today)"),
+      llvm::cl::init(false)};
   Option<bool> deterministic{
       *this, "deterministic",
-      llvm::cl::desc("the wgmma backward's dQ from a kernel of its own (the "
-                     "same bits from run to run) instead of atomics"),
+      llvm::cl::desc("backwards give the same bits from run to run "
+                     "(overrides dq-atomics)"),
       llvm::cl::init(false)};
   Option<std::string> tensorCoreGeneration{
       *this, "tensor-core-generation",

@@ -114,16 +114,17 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     get warp-specialised wgmma kernels as well for D 32 to 128
     (`<entry>_wgmma_dk_dv_d<D>`, `<entry>_wgmma_dq_d<D>`): dK/dV blocks of
     128 keys (64 per consumer) hold K and V and stream Q and dO tiles of 64
-    rows over the query tiles that see them. By default the dK/dV kernel
-    computes dQ too: both consumers put their dS^T tile in shared memory,
-    each multiplies it by half of K's columns on wgmma and adds the product
-    to an f32 accumulator with atomics, which a kernel zeroes before and
-    one scales into dq after (`_dq_zero`, `_dq_copy`). With
-    `deterministic`, dQ instead comes from its own kernel, with one owner
-    per element and the same bits from run to run: blocks of 128 rows hold
-    Q and dO and stream K and V over the forward's key tiles
-    (`<entry>_wgmma_dq_d<D>`). f32 stays on mma.sync, whose kernels never
-    use atomics.
+    rows over the query tiles that see them. dQ comes from a kernel of its
+    own, with one owner per element and the same bits from run to run:
+    blocks of 128 rows hold Q and dO and stream K and V over the forward's
+    key tiles (`<entry>_wgmma_dq_d<D>`). With `dq-atomics` (and not
+    `deterministic`) the dK/dV kernel computes dQ instead: both consumers
+    put their dS^T tile in shared memory, each multiplies it by half of K's
+    columns on wgmma and adds the product to an f32 accumulator with
+    atomics, which a kernel zeroes before and one scales into dq after
+    (`_wgmma_dq_zero`, `_wgmma_dq_copy`); it is correct but slower today
+    (bench/NOTES.md, eleventh session: its registers spill). f32 stays on
+    mma.sync, whose kernels never use atomics.
 
     Key and query tiles and their predicates are the phases fa-tile uses
     (TileBuilder: the variant's mask as loop bounds), so only boundary tiles
@@ -168,10 +169,12 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
            "warpgroups taking turns to issue their GEMMs) or serial (each "
            "tile's softmax between its two GEMMs); bench/NOTES.md has "
            "both's numbers">,
+    Option<"dqAtomics", "dq-atomics", "bool", "false",
+           "wgmma backward: the dK/dV kernel adds dQ into an f32 "
+           "accumulator by atomics instead of dQ's own kernel (slower "
+           "today; not deterministic)">,
     Option<"deterministic", "deterministic", "bool", "false",
-           "wgmma backward: dQ from a kernel of its own, with one owner per "
-           "element, instead of atomics in the dK/dV kernel: the same bits "
-           "from run to run">
+           "backward: the same bits from run to run (overrides dq-atomics)">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
     "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",
