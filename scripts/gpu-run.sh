@@ -156,7 +156,8 @@ if stage sanitize; then
     echo "kernels_spec/softmax_matmul.mlir||--dtype bf16"
     for flags in "--dtype bf16 --mma-generation mma-sync" \
                  "--dtype bf16 --mma-generation mma-sync --mma-block-n 128 --mma-kv-stages 2 --mma-warps 8 --mma-shared-bytes 65536" \
-                 "--dtype bf16 --wgmma-groups 2 --grid-section 1" "--dtype f16"; do
+                 "--dtype bf16 --wgmma-groups 2 --grid-section 1" "--dtype f16" \
+                 "--dtype bf16 --dq-atomics"; do
       echo "kernels_spec/causal.mlir|1,8,2,197,197,64;1,4,4,300,300,128|$flags"
       echo "kernels_spec/gpt_oss.mlir|1,64,8,197,197,64|$flags"
     done
