@@ -411,20 +411,17 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
   std::string arch =
       useGpu ? cuda::deviceArch() : llvm::sys::getHostCPUName().str();
   std::string driver = useGpu ? cuda::driverVersion() : "";
-  std::string tiles = std::to_string(options.blockM) + "x" +
-                      std::to_string(options.blockN) + " mma " +
-                      std::to_string(options.mmaBlockN) + "x" +
-                      std::to_string(options.mmaWarps) + " smem " +
-                      std::to_string(options.mmaSharedBytes) + " stages " +
-                      std::to_string(options.mmaKvStages) +
-                      (options.allowTf32 ? " tf32" : "") +
-                      (options.deterministic ? " deterministic" : "") +
-                      (options.dqAtomics ? " dq-atomics" : "") +
-                      " gen " +
-                      options.mmaGeneration + " schedule " +
-                      options.wgmmaSchedule + " groups " +
-                      std::to_string(options.wgmmaGroups) + " section " +
-                      std::to_string(options.gridSection);
+  std::string tiles =
+      std::to_string(options.blockM) + "x" + std::to_string(options.blockN) +
+      " mma " + std::to_string(options.mmaBlockN) + "x" +
+      std::to_string(options.mmaWarps) + " smem " +
+      std::to_string(options.mmaSharedBytes) + " stages " +
+      std::to_string(options.mmaKvStages) + (options.allowTf32 ? " tf32" : "") +
+      (options.deterministic ? " deterministic" : "") +
+      (options.dqAtomics ? " dq-atomics" : "") + " gen " +
+      options.mmaGeneration + " schedule " + options.wgmmaSchedule +
+      " groups " + std::to_string(options.wgmmaGroups) + " section " +
+      std::to_string(options.gridSection);
   std::string key = KernelCache::hashKey(
       {compilerId(), LLVM_VERSION_STRING, useGpu ? "gpu" : "cpu", arch,
        driver, tiles, specialised});

@@ -114,10 +114,10 @@ public:
               b, tid, mul(batch, rows), idx(threads), ValueRange{flt(0.0)},
               [&](OpBuilder &, Location, Value pair, ValueRange carried) {
                 Value bi = divi(pair, rows), i = remi(pair, rows);
-                Value lse2 = toBase2(memref::LoadOp::create(
-                    b, lse, ValueRange{bi, head, i}));
-                Value d = memref::LoadOp::create(b, rowDot,
-                                                 ValueRange{bi, head, i});
+                Value lse2 = toBase2(
+                    memref::LoadOp::create(b, lse, ValueRange{bi, head, i}));
+                Value d =
+                    memref::LoadOp::create(b, rowDot, ValueRange{bi, head, i});
                 Value sum = math::FmaOp::create(b, exp2(fsub(sink2, lse2)), d,
                                                 carried.front());
                 scf::YieldOp::create(b, sum);
@@ -191,9 +191,9 @@ private:
                    b.setInsertionPointToStart(inRange.thenBlock());
                    Value row = divi(quad, quadsPerRow);
                    Value col = mul(remi(quad, quadsPerRow), idx(4));
-                   SmallVector<Value, 3> at = delinearize(
-                       row, ValueRange{dim(shape, 2), dim(shape, 1),
-                                       dim(shape, 0)});
+                   SmallVector<Value, 3> at =
+                       delinearize(row, ValueRange{dim(shape, 2), dim(shape, 1),
+                                                   dim(shape, 0)});
                    body(ValueRange{at[2], at[1], at[0], col});
                  });
   }
@@ -207,9 +207,9 @@ private:
   /// `x` summed over the warp's 32 lanes, in every lane.
   Value warpSum(Value x) {
     for (int32_t offset = 16; offset > 0; offset /= 2)
-      x = fadd(x, gpu::ShuffleOp::create(b, x, offset, 32,
-                                         gpu::ShuffleMode::XOR)
-                      .getShuffleResult());
+      x = fadd(x,
+               gpu::ShuffleOp::create(b, x, offset, 32, gpu::ShuffleMode::XOR)
+                   .getShuffleResult());
     return x;
   }
 };
@@ -233,10 +233,9 @@ void fa::tensor_core::emitScaledCopyKernel(ImplicitLocOpBuilder &b,
   PreprocessEmitter(b, element).emitScaledCopy(accum, dq, scale, name);
 }
 
-void fa::tensor_core::emitSinkGradientKernel(ImplicitLocOpBuilder &b,
-                                             Value lse, Value rowDot,
-                                             Value sinks, Value dsinks,
-                                             StringRef name) {
+void fa::tensor_core::emitSinkGradientKernel(ImplicitLocOpBuilder &b, Value lse,
+                                             Value rowDot, Value sinks,
+                                             Value dsinks, StringRef name) {
   PreprocessEmitter(b, b.getF32Type())
       .emitSinkGradient(lse, rowDot, sinks, dsinks, name);
 }

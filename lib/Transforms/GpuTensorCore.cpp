@@ -266,17 +266,15 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// fa-tile's D loop becomes the fallback of a kernel for operands whose
   /// rows are whole 16-byte chunks; its dsinks loop gives way to a kernel,
   /// which takes any shape.
-  void specialiseRowReductions(Value o, Value sinks, Value dsinks,
-                               Type element, const GradArgs &args,
-                               Operation *rowDotLoop, Operation *sinkGrad,
-                               StringRef prefix) {
+  void specialiseRowReductions(Value o, Value sinks, Value dsinks, Type element,
+                               const GradArgs &args, Operation *rowDotLoop,
+                               Operation *sinkGrad, StringRef prefix) {
     ImplicitLocOpBuilder b(rowDotLoop->getLoc(), rowDotLoop);
     int64_t chunk = 16 / (element.getIntOrFloatBitWidth() / 8);
     Value d = memref::DimOp::create(b, args.dO, 3);
     Value wholeChunks = arith::CmpIOp::create(
         b, arith::CmpIPredicate::eq,
-        arith::RemUIOp::create(b, d,
-                               arith::ConstantIndexOp::create(b, chunk)),
+        arith::RemUIOp::create(b, d, arith::ConstantIndexOp::create(b, chunk)),
         arith::ConstantIndexOp::create(b, 0));
     Value ok = arith::AndIOp::create(
         b, layoutCheck(rowDotLoop, element, {o, args.dO}), wholeChunks);
@@ -291,8 +289,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     if (!sinkGrad)
       return;
     b.setInsertionPoint(sinkGrad);
-    tensor_core::emitSinkGradientKernel(b, args.lse, args.rowDot, sinks,
-                                        dsinks, (prefix + "_dsinks").str());
+    tensor_core::emitSinkGradientKernel(b, args.lse, args.rowDot, sinks, dsinks,
+                                        (prefix + "_dsinks").str());
     sinkGrad->erase();
   }
 
@@ -310,9 +308,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// it into dq and frees it: one kernel each, whatever the head dim.
   DqAccumulator setUpDqAccumulator(Operation *first, Operation *last,
                                    Value layoutOk, Value d, Type element,
-                                   const GradArgs &args,
-                                   const Variant &variant, StringRef prefix,
-                                   PlanKernel plan) {
+                                   const GradArgs &args, const Variant &variant,
+                                   StringRef prefix, PlanKernel plan) {
     ImplicitLocOpBuilder b(first->getLoc(), first);
     TileBuilder scalars(b, b.getF32Type(), blockN);
     int64_t bytes = element.getIntOrFloatBitWidth() / 8;
@@ -325,8 +322,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     used = arith::AndIOp::create(b, used, layoutOk);
     SmallVector<Value, 4> sizes;
     for (int64_t i = 0; i < 4; ++i)
-      sizes.push_back(scalars.select(
-          used, memref::DimOp::create(b, args.q, i), scalars.idx(0)));
+      sizes.push_back(scalars.select(used, memref::DimOp::create(b, args.q, i),
+                                     scalars.idx(0)));
     int64_t dyn = ShapedType::kDynamic;
     DqAccumulator accum;
     accum.used = used;
@@ -429,8 +426,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
       bool atomicDq = dqAtomics && !deterministic;
       auto dkdvPlan = [&](int64_t headDim,
                           int64_t bytes) -> std::optional<KernelShape> {
-        KernelShape shape{64 * groups, warps,
-                          tensor_core::kWgmmaDkDvQueryRows, 2};
+        KernelShape shape{64 * groups, warps, tensor_core::kWgmmaDkDvQueryRows,
+                          2};
         if (tensor_core::wgmmaSharedBytes(
                 2 * shape.blockN, shape.queryRows, shape.kvStages, headDim,
                 bytes,
@@ -468,25 +465,25 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                           StringRef) {}),
               dqOps);
       } else {
-      chain(dispatch(dqOps.first, dqOps.second, layoutOk, d, element,
-                     prefix + "_wgmma_dq", tensor_core::kWgmmaBackwardHeadDims,
-                     [&](int64_t headDim, int64_t bytes)
-                         -> std::optional<KernelShape> {
-                       KernelShape shape{tensor_core::wgmmaDqBlockN(headDim),
-                                         warps, 64 * groups, 2};
-                       if (tensor_core::wgmmaSharedBytes(
-                               2 * shape.queryRows, shape.blockN,
-                               shape.kvStages, headDim,
-                               bytes) > tensor_core::kHopperSharedBytes)
-                         return std::nullopt;
-                       return withGridSection(shape);
-                     },
-                     [&](ImplicitLocOpBuilder &b, int64_t headDim,
-                         const KernelShape &shape, StringRef name) {
-                       tensor_core::emitWgmmaDq(b, element, headDim, shape,
-                                                variant, args, name);
-                     }),
-            dqOps);
+        chain(dispatch(
+                  dqOps.first, dqOps.second, layoutOk, d, element,
+                  prefix + "_wgmma_dq", tensor_core::kWgmmaBackwardHeadDims,
+                  [&](int64_t headDim,
+                      int64_t bytes) -> std::optional<KernelShape> {
+                    KernelShape shape{tensor_core::wgmmaDqBlockN(headDim),
+                                      warps, 64 * groups, 2};
+                    if (tensor_core::wgmmaSharedBytes(
+                            2 * shape.queryRows, shape.blockN, shape.kvStages,
+                            headDim, bytes) > tensor_core::kHopperSharedBytes)
+                      return std::nullopt;
+                    return withGridSection(shape);
+                  },
+                  [&](ImplicitLocOpBuilder &b, int64_t headDim,
+                      const KernelShape &shape, StringRef name) {
+                    tensor_core::emitWgmmaDq(b, element, headDim, shape,
+                                             variant, args, name);
+                  }),
+              dqOps);
       }
     }
     dispatch(dkdvOps.first, dkdvOps.second, layoutOk, d, element,

@@ -717,8 +717,8 @@ void emitWgmmaForward(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
 /// `rowDot` ([batch, head, row] f32), for `o` and `dO` whose rows are
 /// whole 16-byte chunks of unit stride; and dsinks[h] = -sum of
 /// exp(sinks[h] - lse) D over every (batch, row) of head h.
-void emitRowDotKernel(ImplicitLocOpBuilder &b, Type element, Value o,
-                      Value dO, Value rowDot, StringRef name);
+void emitRowDotKernel(ImplicitLocOpBuilder &b, Type element, Value o, Value dO,
+                      Value rowDot, StringRef name);
 void emitSinkGradientKernel(ImplicitLocOpBuilder &b, Value lse, Value rowDot,
                             Value sinks, Value dsinks, StringRef name);
 /// Around an f32 dQ accumulator `accum` ([batch, head, row, D], identity

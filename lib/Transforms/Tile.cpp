@@ -332,8 +332,8 @@ public:
                         acc),
         ValueRange{dims.batch, dims.hq, dims.sq});
     tag(rowDot.getDefiningOp(), kRowDotBufferName);
-    auto rowDotLoop = parallel({dims.sq, dims.hq, dims.batch},
-                               [&](ValueRange iv) {
+    auto rowDotLoop = parallel({dims.sq, dims.hq, dims.batch}, [&](ValueRange
+                                                                       iv) {
       Value bi = iv[2], h = iv[1], i = iv[0];
       Value d = dot(
           dims.d, [&](Value c) { return load(op.dO, {bi, h, i, c}); },

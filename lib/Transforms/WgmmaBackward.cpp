@@ -61,8 +61,7 @@ public:
         queryRows,
         wgmmaDkDvScratchBytes(blockN, queryRows, elementBytes(),
                               /*withDq=*/bool(dqAccum)),
-        name,
-        [&](gpu::LaunchOp, ArrayRef<Value> maps, const SharedLayout &at) {
+        name, [&](gpu::LaunchOp, ArrayRef<Value> maps, const SharedLayout &at) {
           kvHead = blockCoord[1];
           Value n0 = mul(blockCoord[0], idx(blockN));
           TilePhase queries = queryPhase(
@@ -100,9 +99,8 @@ public:
                 waitBarrier(fixedLanded(at), idx(0));
                 loop(dims.group, [&](Value member) {
                   Value head = add(mul(kvHead, dims.group), member);
-                  phase(queries.name, queries.lo, queries.hi,
-                        queries.innerLo, queries.innerHi, queryRows,
-                        [&](Value m0, bool masked) {
+                  phase(queries.name, queries.lo, queries.hi, queries.innerLo,
+                        queries.innerHi, queryRows, [&](Value m0, bool masked) {
                           Value count = countOf(member, m0);
                           Value slot = waitStreamed(at, count);
                           Value qTile = stageAt(at, kQueries, slot);
@@ -224,9 +222,7 @@ private:
   /// wgmmaDkDvScratchBytes): two, so that a warpgroup may write tile
   /// t + 1's while the other still reads tile t's.
   static constexpr int64_t kDsBuffers = 2;
-  int64_t dsTileBytes() const {
-    return blockN * queryRows * elementBytes();
-  }
+  int64_t dsTileBytes() const { return blockN * queryRows * elementBytes(); }
 
   /// dQ[m0 .., :] += dS K for the tile whose dS^T this warpgroup holds in
   /// `dsRegs` (registerOperand, its 64 keys by the tile's query rows):
@@ -238,8 +234,8 @@ private:
                     Value group, Value head, Value m0, const Dims &dims,
                     Value dqAccum) {
     assert(queryRows == 64 && "a dS^T row is one 128-byte segment");
-    Value buffer = add(scratchAt(at), mul(remi(count, kDsBuffers),
-                                          idx(dsTileBytes())));
+    Value buffer =
+        add(scratchAt(at), mul(remi(count, kDsBuffers), idx(dsTileBytes())));
     // Key row r of the block, chunk c of its 128 bytes, at chunk c ^ (r % 8)
     // (the 128-byte swizzle); this lane's rows are 16 warp + g (+ 8).
     Value row = add(mul(warp, idx(16)), quadRank);
@@ -254,8 +250,8 @@ private:
       }
     // wgmma reads shared memory through the async proxy.
     NVVM::FenceProxyOp::create(
-        b, NVVM::ProxyKindAttr::get(b.getContext(),
-                                    NVVM::ProxyKind::async_shared),
+        b,
+        NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
         NVVM::SharedSpaceAttr::get(b.getContext(),
                                    NVVM::SharedSpace::shared_cta));
     NVVM::BarrierOp::create(b, Type(), i32(kDsBarrier), i32(128 * groups()),
@@ -268,8 +264,8 @@ private:
     // Column shares: whole column blocks where there are two or more, else
     // halves of the one.
     int64_t blocks = columnBlocks();
-    int64_t first = blocks >= 2 ? (blocks + 1) / 2 * blockElements()
-                                : headDim / 2;
+    int64_t first =
+        blocks >= 2 ? (blocks + 1) / 2 * blockElements() : headDim / 2;
     auto slice = scf::IfOp::create(
         b, cmp(arith::CmpIPredicate::eq, group, idx(0)), true);
     for (auto [block, column, width] :
@@ -282,8 +278,8 @@ private:
                                          column, width);
       commit();
       waitGroups(0);
-      std::array<Value, 2> rowOf = laneRows(add(m0, mul(remi(warp, 4),
-                                                        idx(16))));
+      std::array<Value, 2> rowOf =
+          laneRows(add(m0, mul(remi(warp, 4), idx(16))));
       auto tiles = accumulatorTiles(acc, width);
       for (int64_t r = 0; r < 2; ++r) {
         auto inRows = scf::IfOp::create(
@@ -292,8 +288,8 @@ private:
         b.setInsertionPointToStart(inRows.thenBlock());
         for (auto [nt, tile] : llvm::enumerate(tiles))
           for (int64_t e = 0; e < 2; ++e) {
-            Value col = add(idx(column + int64_t(nt) * 8 + e),
-                            mul(quadTid, idx(2)));
+            Value col =
+                add(idx(column + int64_t(nt) * 8 + e), mul(quadTid, idx(2)));
             memref::AtomicRMWOp::create(
                 b, arith::AtomicRMWKind::addf, tile[2 * r + e], dqAccum,
                 ValueRange{batchIdx, head, rowOf[r], col});

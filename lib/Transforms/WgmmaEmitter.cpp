@@ -147,9 +147,9 @@ void WgmmaEmitter::issueRegisterProduct(ArrayRef<SmallVector<Value, 4>> aRegs,
     storeState(LLVM::ExtractValueOp::create(b, acc, i), out, i);
 }
 
-Value WgmmaEmitter::issueTransposedProduct(Value a, int64_t kRows,
-                                           Value bTile, int64_t bRows,
-                                           int64_t column, int64_t n) {
+Value WgmmaEmitter::issueTransposedProduct(Value a, int64_t kRows, Value bTile,
+                                           int64_t bRows, int64_t column,
+                                           int64_t n) {
   MLIRContext *ctx = b.getContext();
   auto accType = LLVM::LLVMStructType::getLiteral(
       ctx, SmallVector<Type>(n / 2, b.getF32Type()));
@@ -161,9 +161,8 @@ Value WgmmaEmitter::issueTransposedProduct(Value a, int64_t kRows,
   for (int64_t kk = 0; kk < kRows / 16; ++kk) {
     Value aDesc = descriptor(add(a, idx(kk * 16 * aRowBytes)),
                              kRows * aRowBytes, 8 * aRowBytes, aSwizzle128);
-    Value bDesc =
-        descriptor(add(bTile, idx(bStart + kk * 16 * segmentBytes)),
-                   bRows * segmentBytes, 8 * segmentBytes);
+    Value bDesc = descriptor(add(bTile, idx(bStart + kk * 16 * segmentBytes)),
+                             bRows * segmentBytes, 8 * segmentBytes);
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, accType, acc, aDesc, bDesc,
         NVVM::MMAShapeAttr::get(ctx, kGroupRows, n, 16), wgmmaType(),

@@ -173,13 +173,13 @@ protected:
   /// kernel's own (setUpShared); `body`
   /// gets the maps' addresses in the kernel (kernelTensorMap), in the
   /// operands' order, and the layout.
-  void launchWithTensorMaps(
-      ArrayRef<MapOperand> operands, ArrayRef<Value> extents,
-      ArrayRef<int64_t> fixedRows, int64_t streamRows, int64_t scratchBytes,
-      StringRef kernelName,
-      llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>,
-                              const SharedLayout &)>
-          body);
+  void
+  launchWithTensorMaps(ArrayRef<MapOperand> operands, ArrayRef<Value> extents,
+                       ArrayRef<int64_t> fixedRows, int64_t streamRows,
+                       int64_t scratchBytes, StringRef kernelName,
+                       llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>,
+                                               const SharedLayout &)>
+                           body);
   /// Kernel code: the address of a tensor map the kernel took by value.
   /// fa-kernel-tensor-maps replaces this slot by the parameter itself.
   Value kernelTensorMap(Value map);

@@ -42,13 +42,11 @@ using TensorTuple =
     std::tuple<std::uintptr_t, std::string, std::vector<int64_t>,
                std::vector<int64_t>>;
 
-std::unique_ptr<fa::Program> compile(const std::string &text,
-                                     const std::string &name,
-                                     std::optional<std::string> dtype,
-                                     const std::string &target,
-                                     int64_t blockM, int64_t blockN,
-                                     int64_t mmaBlockN, int64_t mmaWarps,
-                                     bool allowTf32, bool deterministic) {
+std::unique_ptr<fa::Program>
+compile(const std::string &text, const std::string &name,
+        std::optional<std::string> dtype, const std::string &target,
+        int64_t blockM, int64_t blockN, int64_t mmaBlockN, int64_t mmaWarps,
+        bool allowTf32, bool deterministic) {
   fa::CompileOptions options;
   if (dtype)
     options.dtype = dtypeFromName(*dtype);
@@ -124,8 +122,8 @@ PYBIND11_MODULE(_fa, m) {
                   py::arg("mma_block_n") = 0, py::arg("mma_warps") = 0,
                   py::arg("allow_tf32") = false,
                   py::arg("deterministic") = false)
-      .def("run", &run, py::arg("kernel"), py::arg("entry"),
-           py::arg("tensors"), py::arg("stream") = py::none())
+      .def("run", &run, py::arg("kernel"), py::arg("entry"), py::arg("tensors"),
+           py::arg("stream") = py::none())
       .def_property_readonly("kernels",
                              [](const fa::Program &p) {
                                py::list out;
@@ -134,7 +132,8 @@ PYBIND11_MODULE(_fa, m) {
                                return out;
                              })
       .def_property_readonly(
-          "dtype", [](const fa::Program &p) { return fa::dtypeName(p.dtype()); })
+          "dtype",
+          [](const fa::Program &p) { return fa::dtypeName(p.dtype()); })
       .def_property_readonly("target",
                              [](const fa::Program &p) {
                                return p.target() == fa::Target::GPU ? "gpu"

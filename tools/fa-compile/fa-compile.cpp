@@ -55,11 +55,11 @@ static cl::opt<bool> allowTf32(
     cl::desc("f32: one tf32 MMA per product (10-bit mantissa) instead of "
              "three"),
     cl::init(false));
-static cl::opt<bool> deterministic(
-    cl::cat(faCompileCategory), "deterministic",
-    cl::desc("backward: the same bits from run to run (overrides "
-             "--dq-atomics)"),
-    cl::init(false));
+static cl::opt<bool>
+    deterministic(cl::cat(faCompileCategory), "deterministic",
+                  cl::desc("backward: the same bits from run to run (overrides "
+                           "--dq-atomics)"),
+                  cl::init(false));
 static cl::opt<bool> dqAtomics(
     cl::cat(faCompileCategory), "dq-atomics",
     cl::desc("the wgmma backward's dK/dV kernel adds dQ by f32 atomics "

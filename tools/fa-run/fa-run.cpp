@@ -114,11 +114,11 @@ static cl::opt<bool> allowTf32(
     cl::desc("f32 on the GPU: one tf32 MMA per product (faster, 10-bit "
              "mantissa; checked at f16's tolerance) instead of three"),
     cl::init(false));
-static cl::opt<bool> deterministic(
-    cl::cat(faRunCategory), "deterministic",
-    cl::desc("backward: the same bits from run to run (overrides "
-             "--dq-atomics)"),
-    cl::init(false));
+static cl::opt<bool>
+    deterministic(cl::cat(faRunCategory), "deterministic",
+                  cl::desc("backward: the same bits from run to run (overrides "
+                           "--dq-atomics)"),
+                  cl::init(false));
 static cl::opt<bool> dqAtomics(
     cl::cat(faRunCategory), "dq-atomics",
     cl::desc("the wgmma backward's dK/dV kernel adds dQ by f32 atomics "

@@ -51,9 +51,8 @@ inline constexpr int64_t wgmmaBarrierBytes(int64_t stages) {
 /// rows in all, `stages` pairs of streamed tiles of `streamRows` rows,
 /// `scratchBytes` of the kernel's own, the mbarriers, and room to align the
 /// tiles to the swizzle period.
-inline constexpr int64_t wgmmaSharedBytes(int64_t fixedRows,
-                                          int64_t streamRows, int64_t stages,
-                                          int64_t headDim,
+inline constexpr int64_t wgmmaSharedBytes(int64_t fixedRows, int64_t streamRows,
+                                          int64_t stages, int64_t headDim,
                                           int64_t elementBytes,
                                           int64_t scratchBytes = 0) {
   return (fixedRows + 2 * stages * streamRows) * headDim * elementBytes +
