@@ -732,7 +732,9 @@ void emitScaledCopyKernel(ImplicitLocOpBuilder &b, Type element, Value accum,
 /// blocks of 64 keys per consumer warpgroup over query tiles of
 /// `shape.queryRows`) and the dQ kernel (query blocks of 64 rows per
 /// consumer warpgroup over key tiles of `shape.blockN`), each launched
-/// where the builder stands and named `name`.
+/// where the builder stands and named `name`. Given `dqAccum` (an f32
+/// [batch, head, row, D] buffer, zeroed), the dK/dV kernel also adds the
+/// unscaled dS K into it by atomics.
 void emitWgmmaDkDv(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
                    KernelShape shape, const Variant &variant, GradArgs args,
                    Value dqAccum, StringRef name);
