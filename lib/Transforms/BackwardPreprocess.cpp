@@ -80,11 +80,9 @@ public:
                                               toF32(extract(y, e)), sum);
                   scf::YieldOp::create(b, sum);
                 });
-            Value sum = chunkLoop.getResult(0);
-            for (int32_t offset = kLanesPerRow / 2; offset > 0; offset /= 2)
-              sum = fadd(sum, gpu::ShuffleOp::create(b, sum, offset, 32,
-                                                     gpu::ShuffleMode::XOR)
-                                  .getShuffleResult());
+            Value sum =
+                laneReduce(chunkLoop.getResult(0), kLanesPerRow,
+                           [&](Value x, Value y) { return fadd(x, y); });
             Value owner = arith::AndIOp::create(
                 b, cmp(arith::CmpIPredicate::eq, laneInRow, idx(0)),
                 cmp(arith::CmpIPredicate::slt, row, rows));
@@ -122,7 +120,8 @@ public:
                                                 carried.front());
                 scf::YieldOp::create(b, sum);
               });
-          Value sum = warpSum(pairLoop.getResult(0));
+          Value sum = laneReduce(pairLoop.getResult(0), 32,
+                                 [&](Value x, Value y) { return fadd(x, y); });
           Value shared = launch.getWorkgroupAttributions().front();
           {
             auto first = scf::IfOp::create(
@@ -203,14 +202,6 @@ private:
   }
   Value toF32(Value x) {
     return x.getType().isF32() ? x : arith::ExtFOp::create(b, acc, x);
-  }
-  /// `x` summed over the warp's 32 lanes, in every lane.
-  Value warpSum(Value x) {
-    for (int32_t offset = 16; offset > 0; offset /= 2)
-      x = fadd(x,
-               gpu::ShuffleOp::create(b, x, offset, 32, gpu::ShuffleMode::XOR)
-                   .getShuffleResult());
-    return x;
   }
 };
 

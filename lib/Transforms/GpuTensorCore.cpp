@@ -295,9 +295,9 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   }
 
   /// The f32 dQ accumulator of the wgmma dK/dV kernels, which add dQ into
-  /// it by atomics, and whether one of them runs.
+  /// it by atomics.
   struct DqAccumulator {
-    Value buffer, used;
+    Value buffer;
     /// The first op after dQ's loop that is the accumulator's, where dQ's
     /// dispatch chain must end.
     Operation *copy = nullptr;
@@ -326,7 +326,6 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                                      scalars.idx(0)));
     int64_t dyn = ShapedType::kDynamic;
     DqAccumulator accum;
-    accum.used = used;
     accum.buffer = memref::AllocOp::create(
         b, MemRefType::get({dyn, dyn, dyn, dyn}, b.getF32Type()), sizes);
     auto onlyIfUsed = [&](llvm::function_ref<void()> body) {

@@ -451,15 +451,22 @@ protected:
                                             /*nontemporal=*/false,
                                             llvm::Align(2 * elementBytes())));
   }
-  /// `x` reduced with `op` over the four lanes of this lane's quad.
-  Value quadReduce(Value x, llvm::function_ref<Value(Value, Value)> op) {
-    for (int32_t offset : {1, 2}) {
+  /// `x` reduced with `op` over the aligned group of `lanes` lanes (a power
+  /// of two up to 32) this lane is in, by XOR shuffles; every lane of the
+  /// group gets the result.
+  Value laneReduce(Value x, int32_t lanes,
+                   llvm::function_ref<Value(Value, Value)> op) {
+    for (int32_t offset = 1; offset < lanes; offset *= 2) {
       Value other = gpu::ShuffleOp::create(b, x, offset, 32,
                                            gpu::ShuffleMode::XOR)
                         .getShuffleResult();
       x = op(x, other);
     }
     return x;
+  }
+  /// `x` reduced with `op` over the four lanes of this lane's quad.
+  Value quadReduce(Value x, llvm::function_ref<Value(Value, Value)> op) {
+    return laneReduce(x, 4, op);
   }
   /// 2^x flushing subnormal results to zero: ex2.approx.ftz. The form
   /// without ftz costs ptxas a range test and two scalings around each

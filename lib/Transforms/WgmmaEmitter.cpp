@@ -37,32 +37,41 @@ Value WgmmaEmitter::descriptor(Value address, int64_t leading, int64_t stride,
   return arith::OrIOp::create(b, start, i64(fields));
 }
 
-Value WgmmaEmitter::issueRowProduct(Value a, int64_t aRows, Value bTile,
-                                    int64_t bRows, int64_t n) {
+Value WgmmaEmitter::issueSharedProduct(
+    int64_t kSteps, int64_t n, NVVM::MMALayout layoutA, NVVM::MMALayout layoutB,
+    llvm::function_ref<std::pair<Value, Value>(int64_t)> descriptors) {
   MLIRContext *ctx = b.getContext();
   auto accType = LLVM::LLVMStructType::getLiteral(
       ctx, SmallVector<Type>(n / 2, b.getF32Type()));
   Value acc = LLVM::PoisonOp::create(b, accType);
-  for (int64_t kk = 0; kk < headDim / 16; ++kk) {
-    int64_t column = (kk * 16) / blockElements();
-    int64_t within = (kk * 16) % blockElements() * elementBytes();
-    Value aDesc =
-        descriptor(add(a, idx(column * aRows * segmentBytes + within)), 16,
-                   8 * segmentBytes);
-    Value bDesc =
-        descriptor(add(bTile, idx(column * bRows * segmentBytes + within)),
-                   16, 8 * segmentBytes);
+  for (int64_t kk = 0; kk < kSteps; ++kk) {
+    auto [aDesc, bDesc] = descriptors(kk);
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, accType, acc, aDesc, bDesc,
         NVVM::MMAShapeAttr::get(ctx, kGroupRows, n, 16), wgmmaType(),
         wgmmaType(), NVVM::WGMMATypes::f32,
         // The first k step overwrites the accumulator.
         kk == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-        NVVM::MMALayout::row, NVVM::MMALayout::col,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, layoutA, layoutB,
         /*satfinite=*/nullptr);
   }
   return acc;
+}
+
+Value WgmmaEmitter::issueRowProduct(Value a, int64_t aRows, Value bTile,
+                                    int64_t bRows, int64_t n) {
+  // Both K-major: A row-major, B column-major.
+  return issueSharedProduct(
+      headDim / 16, n, NVVM::MMALayout::row, NVVM::MMALayout::col,
+      [&](int64_t kk) {
+        int64_t column = (kk * 16) / blockElements();
+        int64_t within = (kk * 16) % blockElements() * elementBytes();
+        return std::pair{
+            descriptor(add(a, idx(column * aRows * segmentBytes + within)), 16,
+                       8 * segmentBytes),
+            descriptor(add(bTile, idx(column * bRows * segmentBytes + within)),
+                       16, 8 * segmentBytes)};
+      });
 }
 
 SmallVector<SmallVector<Value, 4>>
@@ -150,29 +159,20 @@ void WgmmaEmitter::issueRegisterProduct(ArrayRef<SmallVector<Value, 4>> aRegs,
 Value WgmmaEmitter::issueTransposedProduct(Value a, int64_t kRows, Value bTile,
                                            int64_t bRows, int64_t column,
                                            int64_t n) {
-  MLIRContext *ctx = b.getContext();
-  auto accType = LLVM::LLVMStructType::getLiteral(
-      ctx, SmallVector<Type>(n / 2, b.getF32Type()));
-  Value acc = LLVM::PoisonOp::create(b, accType);
   // A's 64 columns are one 128-byte segment: only its 8-row groups step.
   constexpr int64_t aRowBytes = 128, aSwizzle128 = 1;
   int64_t bStart = column / blockElements() * bRows * segmentBytes +
                    column % blockElements() * elementBytes();
-  for (int64_t kk = 0; kk < kRows / 16; ++kk) {
-    Value aDesc = descriptor(add(a, idx(kk * 16 * aRowBytes)),
-                             kRows * aRowBytes, 8 * aRowBytes, aSwizzle128);
-    Value bDesc = descriptor(add(bTile, idx(bStart + kk * 16 * segmentBytes)),
-                             bRows * segmentBytes, 8 * segmentBytes);
-    acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, accType, acc, aDesc, bDesc,
-        NVVM::MMAShapeAttr::get(ctx, kGroupRows, n, 16), wgmmaType(),
-        wgmmaType(), NVVM::WGMMATypes::f32,
-        kk == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-        // Both MN-major: A transposed (col), B transposed (row).
-        NVVM::MMALayout::col, NVVM::MMALayout::row, /*satfinite=*/nullptr);
-  }
-  return acc;
+  // Both MN-major: A transposed (col), B transposed (row).
+  return issueSharedProduct(
+      kRows / 16, n, NVVM::MMALayout::col, NVVM::MMALayout::row,
+      [&](int64_t kk) {
+        return std::pair{
+            descriptor(add(a, idx(kk * 16 * aRowBytes)), kRows * aRowBytes,
+                       8 * aRowBytes, aSwizzle128),
+            descriptor(add(bTile, idx(bStart + kk * 16 * segmentBytes)),
+                       bRows * segmentBytes, 8 * segmentBytes)};
+      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -412,6 +412,21 @@ void WgmmaEmitter::streamKeyTiles(
     });
     done = add(done, tileCount(p.lo, p.hi, blockN));
   }
+}
+
+void WgmmaEmitter::emitQueryBlockProducer(const Variant &variant,
+                                          const Dims &dims, Value tiles,
+                                          gpu::LaunchOp launch,
+                                          const SharedLayout &at,
+                                          ArrayRef<Value> fixedMaps,
+                                          std::array<Value, 2> streamMaps) {
+  QueryBlock block = queryBlock(variant, dims, tiles, launch, queryRows);
+  SmallVector<FixedCopy, 2> fixed;
+  for (auto [tile, map] : llvm::enumerate(fixedMaps))
+    fixed.push_back({map, int64_t(tile), block.m0, block.head});
+  emitProducer(at, fixed, streamMaps, [&](auto copy) {
+    streamKeyTiles(variant, dims, block.m0, block.rows, copy);
+  });
 }
 
 Value WgmmaEmitter::enterConsumer() {

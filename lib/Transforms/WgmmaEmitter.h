@@ -119,6 +119,14 @@ protected:
     NVVM::WgmmaWaitGroupSyncOp::create(b, pending);
   }
 
+  /// Issues `kSteps` wgmma m64n`n`k16 without fence or commit, both operands
+  /// in shared memory read as `layoutA` and `layoutB`, step kk's
+  /// descriptors from `descriptors(kk)`; the first step overwrites the
+  /// accumulator, which it returns.
+  Value issueSharedProduct(
+      int64_t kSteps, int64_t n, NVVM::MMALayout layoutA,
+      NVVM::MMALayout layoutB,
+      llvm::function_ref<std::pair<Value, Value>(int64_t)> descriptors);
   /// Issues A B^T (m64 n`n` over k = headDim) without fence or commit: A
   /// the 64 rows at shared byte `a` of a tile of `aRows` rows, B the `n`
   /// rows at `bTile` of a tile of `bRows` rows, both K-major (rows along
@@ -289,6 +297,14 @@ protected:
   /// stage's pair of the round before.
   void emitProducer(const SharedLayout &at, ArrayRef<FixedCopy> fixed,
                     std::array<Value, 2> streamMaps, StreamVisitor visit);
+  /// The producer of a block over query rows (queryBlock over `tiles`
+  /// tiles of queryRows): fixed tile i through `fixedMaps[i]` at the block's
+  /// rows and head, K and V streamed through `streamMaps` over the key
+  /// tiles those rows visit (streamKeyTiles): the forward's and dQ's.
+  void emitQueryBlockProducer(const Variant &variant, const Dims &dims,
+                              Value tiles, gpu::LaunchOp launch,
+                              const SharedLayout &at, ArrayRef<Value> fixedMaps,
+                              std::array<Value, 2> streamMaps);
   /// Enters a consumer warpgroup: takes the registers, and counts its
   /// threads and warps from 0 (warp w owns rows 16w.. 16w + 15 of the
   /// block's consumer rows, warpgroup w / 4's M). Returns its warpgroup.

@@ -49,14 +49,8 @@ public:
             const SharedLayout &at) {
           splitRoles(
               [&] {
-                QueryBlock block =
-                    queryBlock(variant, dims, tiles, launch, queryRows);
-                emitProducer(
-                    at, {{maps[0], 0, block.m0, block.head}},
-                    {maps[1], maps[2]}, [&](auto copy) {
-                      streamKeyTiles(variant, dims, block.m0, block.rows,
-                                     copy);
-                    });
+                emitQueryBlockProducer(variant, dims, tiles, launch, at,
+                                       {maps[0]}, {maps[1], maps[2]});
               },
               [&] { emitConsumer(variant, args, dims, tiles, at, launch); });
         });

@@ -256,10 +256,7 @@ def attention_forward(q, k, v, causal, window, sink_tokens, sinks, scale):
 def attention_backward(q, k, v, o, lse, do, causal, window, sink_tokens,
                        sinks, scale, deterministic=False):
     """dq, dk, dv, dsinks (None without sinks); with `deterministic`, the
-    same bits from run to run."""
-    if not isinstance(deterministic, bool):
-        raise TypeError(f"deterministic must be a bool, got "
-                        f"{deterministic!r}")
+    same bits from run to run (fa.attention checks it is a bool)."""
     dtype, program = _attention_program(q, k, v, causal, window,
                                         sink_tokens, sinks, scale,
                                         deterministic)
