@@ -20,6 +20,8 @@
 #                   (hopper-schedules.log)
 #   speeds          fa-run forward TFLOP/s of the FA_SPEEDS cases
 #                   ("generation|spec|shape|flags;...": speeds.log)
+#   checks          check_jobs over the FA_CHECKS cases ("spec|shapes|flags",
+#                   one per line: checks.log)
 #   hopper-ncu      ncu's full set on the wgmma forward (mha D 128 4k) per
 #                   schedule in FA_NCU_SCHEDULES: details and per-SASS
 #                   stall samples (ncu-<schedule>.log, -sass.csv)
@@ -254,6 +256,11 @@ if stage speeds; then
     IFS='|' read -r gen spec shape flags <<< "$c"
     speed "$gen" "$spec" "$shape" "$flags"
   done > "$OUT_DIR/speeds.log" 2>&1
+fi
+
+if stage checks; then
+  printf '%s\n' "${FA_CHECKS:-}" | grep -v '^$' |
+    check_jobs "$OUT_DIR/checks.log" || status=1
 fi
 
 if stage hopper-ncu; then

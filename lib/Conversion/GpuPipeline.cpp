@@ -122,10 +122,12 @@ void fa::buildGpuPipeline(OpPassManager &pm,
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
-  // NVVM ops that lower to inline PTX (the mbarrier waits), and TMA's
-  // tensor maps as grid-constant parameters.
+  // NVVM ops that lower to inline PTX (the mbarrier waits), TMA's tensor
+  // maps as grid-constant parameters, and the register count at entry
+  // that setmaxnreg needs.
   kernels.addPass(createConvertNVVMToLLVMPass());
   kernels.addPass(fa::createFAKernelTensorMaps());
+  kernels.addPass(fa::createFAKernelRegisterBudget());
 
   // Host: launches through the mgpu* runtime; kernels to embedded PTX.
   pm.addPass(createGpuToLLVMConversionPass());

@@ -234,16 +234,17 @@ int32_t faTensorMapEncode(void *map, uint64_t address, int64_t operand,
                           int64_t columns, int64_t rows, int64_t heads,
                           int64_t batch, int64_t rowStride,
                           int64_t headStride, int64_t batchStride) {
-  /* CU_TENSOR_MAP_DATA_TYPE_UINT8/UINT16/UINT32 are 0/1/2; the swizzles
+  /* CU_TENSOR_MAP_DATA_TYPE_UINT8/UINT16/FLOAT32 are 0/1/7 (four-byte
+     elements are the f32 dQ accumulator, which TMA adds into); the swizzles
      32/64/128 bytes are 1/2/3; no interleave, 256-byte L2 promotion (3),
      zero fill (0). */
-  static const char *const names[] = {"q", "k", "v", "do"};
+  static const char *const names[] = {"q", "k", "v", "do", "dq accumulator"};
   char context[256];
   uint64_t dims[4], strides[3];
   uint32_t box[4], unit[4] = {1, 1, 1, 1};
-  int type = elementBytes == 2 ? 1 : elementBytes == 4 ? 2 : 0;
+  int type = elementBytes == 2 ? 1 : elementBytes == 4 ? 7 : 0;
   int swizzle = swizzleBytes == 128 ? 3 : swizzleBytes == 64 ? 2 : 1;
-  const char *name = operand >= 0 && operand < 4 ? names[operand] : "operand";
+  const char *name = operand >= 0 && operand < 5 ? names[operand] : "operand";
   if (!driver.cuTensorMapEncodeTiled) {
     snprintf(context, sizeof context,
              "the CUDA driver lacks cuTensorMapEncodeTiled, which the Hopper "

@@ -331,7 +331,8 @@ extern "C" void faMgpuLaunchKernel(void *function, intptr_t gridX,
 /// the given swizzle (32, 64 or 128 bytes), written to `map` (CUtensorMap's
 /// 128 bytes). Returns 0, with the error recorded, when the driver refuses
 /// it; the host code then launches nothing. `operand` names it: 0 q, 1 k,
-/// 2 v, 3 do.
+/// 2 v, 3 do, 4 the f32 dQ accumulator. Four-byte elements are f32, which
+/// TMA's reductions add as floats.
 extern "C" int32_t faTensorMapEncode(void *map, uint64_t address,
                                      int64_t operand, int64_t elementBytes,
                                      int64_t swizzleBytes, int64_t boxColumns,
@@ -339,8 +340,8 @@ extern "C" int32_t faTensorMapEncode(void *map, uint64_t address,
                                      int64_t rows, int64_t heads,
                                      int64_t batch, int64_t rowStride,
                                      int64_t headStride, int64_t batchStride) {
-  static const char *const names[] = {"q", "k", "v", "do"};
-  const char *name = operand >= 0 && operand < 4 ? names[operand] : "operand";
+  static const char *const names[] = {"q", "k", "v", "do", "dq accumulator"};
+  const char *name = operand >= 0 && operand < 5 ? names[operand] : "operand";
   Driver &d = driver();
   if (!d.cuTensorMapEncodeTiled) {
     if (pendingError().empty())
@@ -352,7 +353,7 @@ extern "C" int32_t faTensorMapEncode(void *map, uint64_t address,
   }
   CUtensorMapDataType type = elementBytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
                              : elementBytes == 4
-                                 ? CU_TENSOR_MAP_DATA_TYPE_UINT32
+                                 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                  : CU_TENSOR_MAP_DATA_TYPE_UINT8;
   CUtensorMapSwizzle swizzle = swizzleBytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
                                : swizzleBytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B

@@ -431,7 +431,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                 2 * shape.blockN, shape.queryRows, shape.kvStages, headDim,
                 bytes,
                 tensor_core::wgmmaDkDvScratchBytes(
-                    shape.blockN, shape.queryRows, bytes, atomicDq)) >
+                    shape.blockN, shape.queryRows, headDim, bytes, atomicDq)) >
             tensor_core::kHopperSharedBytes)
           return std::nullopt;
         return shape;

@@ -316,10 +316,24 @@ protected:
                      MutableArrayRef<SmallVector<Value, 4>> s,
                      MutableArrayRef<SmallVector<Value, 4>> dp) {
     Value lastRow = sub(dims.sq, idx(1));
+    keyMajorGrads(variant, dims, m0, masked, keyOf, scaleLog2, s, dp,
+                  [&](Value column, int64_t) {
+                    return rowStatistics(args, head, min(column, lastRow));
+                  });
+  }
+  /// The base-2 lse and D of the tile's query column `column` (m0 + its
+  /// `offset` + 2 t).
+  using ColumnStatistics =
+      llvm::function_ref<std::pair<Value, Value>(Value column, int64_t offset)>;
+  void keyMajorGrads(const Variant &variant, const Dims &dims, Value m0,
+                     bool masked, ArrayRef<Value> keyOf, Value scaleLog2,
+                     MutableArrayRef<SmallVector<Value, 4>> s,
+                     MutableArrayRef<SmallVector<Value, 4>> dp,
+                     ColumnStatistics statisticsOf) {
     for (int64_t nt = 0; nt < int64_t(s.size()); ++nt)
       for (int64_t col = 0; col < 2; ++col) {
         Value i = add(add(m0, idx(nt * 8 + col)), mul(quadTid, idx(2)));
-        auto [lse2, rowDot] = rowStatistics(args, head, min(i, lastRow));
+        auto [lse2, rowDot] = statisticsOf(i, nt * 8 + col);
         for (int64_t half = 0; half < 2; ++half) {
           int64_t e = 2 * half + col;
           Value ok;

@@ -52,14 +52,16 @@ public:
     for (Value *m : {&args.q, &args.k, &args.v, &args.dO, &args.dk, &args.dv})
       *m = withUnitStride(*m);
     Dims dims = attentionDims(args.q, args.k);
+    SmallVector<MapOperand, 5> operands = {{args.k, 1, blockN},
+                                           {args.v, 2, blockN},
+                                           {args.q, 0, queryRows},
+                                           {args.dO, 3, queryRows}};
+    if (dqAccum)
+      operands.push_back({dqAccum, 4, queryRows, dqBoxColumns()});
     launchWithTensorMaps(
-        {{args.k, 1, blockN},
-         {args.v, 2, blockN},
-         {args.q, 0, queryRows},
-         {args.dO, 3, queryRows}},
-        {ceilDiv(dims.sk, blockN), dims.hkv, dims.batch}, {blockN, blockN},
-        queryRows,
-        wgmmaDkDvScratchBytes(blockN, queryRows, elementBytes(),
+        operands, {ceilDiv(dims.sk, blockN), dims.hkv, dims.batch},
+        {blockN, blockN}, queryRows,
+        wgmmaDkDvScratchBytes(blockN, queryRows, headDim, elementBytes(),
                               /*withDq=*/bool(dqAccum)),
         name, [&](gpu::LaunchOp, ArrayRef<Value> maps, const SharedLayout &at) {
           kvHead = blockCoord[1];
@@ -111,11 +113,16 @@ public:
                           Value dpAcc = issueRowProduct(
                               values, blockN, dOTile, queryRows, queryRows);
                           commit();
+                          Value stats = shareRowStatistics(
+                              at, args, dims, group, count, head, m0);
                           waitGroups(0);
                           auto s = accumulatorTiles(sAcc, queryRows);
                           auto dp = accumulatorTiles(dpAcc, queryRows);
-                          keyMajorGrads(variant, dims, args, head, m0, masked,
-                                        keyOf, scaleLog2, s, dp);
+                          keyMajorGrads(
+                              variant, dims, m0, masked, keyOf, scaleLog2, s,
+                              dp, [&](Value, int64_t offset) {
+                                return sharedRowStatistics(stats, offset);
+                              });
                           auto pRegs = registerOperand(s);
                           auto dsRegs = registerOperand(dp);
                           fence();
@@ -124,12 +131,17 @@ public:
                           commit();
                           if (dqAccum)
                             accumulateDq(at, dsRegs, count, group, head, m0,
-                                         dims, dqAccum);
+                                         maps[4]);
                           waitGroups(0);
                           release(at, kQueries, slot);
                           release(at, kGrads, slot);
                         });
                 });
+                if (dqAccum)
+                  onGroupLeader([&] {
+                    // The shared dQ tile must outlive its last reduction.
+                    NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, UnitAttr());
+                  });
                 Value one = flt(1.0);
                 storeRows(dk, {scale, scale}, args.dk, kvHead, keyOf,
                           dims.sk);
@@ -211,59 +223,160 @@ public:
   }
 
 private:
-  /// dS^T tiles in shared memory (keys x query rows,
-  /// wgmmaDkDvScratchBytes): two, so that a warpgroup may write tile
-  /// t + 1's while the other still reads tile t's.
+  /// The scratch bytes (wgmmaDkDvScratchBytes) hold each consumer's row
+  /// statistics, then the dS^T tiles and the dQ tile.
+  /// Row statistics: per consumer warpgroup two buffers of a query tile's
+  /// base-2 lse then D, so that a warpgroup may write tile t + 1's while
+  /// its slowest warp still reads tile t's.
+  static constexpr int64_t kStatisticsBuffers = 2;
+  int64_t statisticsBytes() const { return 2 * queryRows * 4; }
+  /// dS^T tiles in shared memory (keys x query rows): two, so that a
+  /// warpgroup may write tile t + 1's while the other still reads tile t's.
   static constexpr int64_t kDsBuffers = 2;
   int64_t dsTileBytes() const { return blockN * queryRows * elementBytes(); }
+  Value dsTileAt(const SharedLayout &at, Value count) {
+    return add(scratchAt(at),
+               add(idx(wgmmaDkDvStatisticsBytes(queryRows)),
+                   mul(remi(count, kDsBuffers), idx(dsTileBytes()))));
+  }
+  Value dqTileAt(const SharedLayout &at) {
+    return add(scratchAt(at), idx(wgmmaDkDvStatisticsBytes(queryRows) +
+                                  kDsBuffers * dsTileBytes()));
+  }
 
-  /// dQ[m0 .., :] += dS K for the tile whose dS^T this warpgroup holds in
-  /// `dsRegs` (registerOperand, its 64 keys by the tile's query rows):
-  /// both warpgroups put theirs in the tile's shared dS^T buffer, then
-  /// each multiplies all 128 keys by its share of K's columns and adds the
-  /// product to `dqAccum` with atomics (rows below Sq).
-  void accumulateDq(const SharedLayout &at,
-                    ArrayRef<SmallVector<Value, 4>> dsRegs, Value count,
-                    Value group, Value head, Value m0, const Dims &dims,
-                    Value dqAccum) {
-    assert(queryRows == 64 && "a dS^T row is one 128-byte segment");
+  /// Puts the base-2 lse and D of query rows [m0, m0 + queryRows) of
+  /// `head` (rows past Sq read the last row's) into this warpgroup's
+  /// statistics buffer of the block's tile `count`, one value a thread, and
+  /// returns the buffer once the whole warpgroup has written it. Each
+  /// thread then reads only the columns it needs, where it needs them,
+  /// rather than holding 2 x 16 loaded values across the tile.
+  Value shareRowStatistics(const SharedLayout &at, const GradArgs &args,
+                           const Dims &dims, Value group, Value count,
+                           Value head, Value m0) {
+    assert(2 * queryRows == 128 && "one statistic per consumer thread");
     Value buffer =
-        add(scratchAt(at), mul(remi(count, kDsBuffers), idx(dsTileBytes())));
-    // Key row r of the block, chunk c of its 128 bytes, at chunk c ^ (r % 8)
-    // (the 128-byte swizzle); this lane's rows are 16 warp + g (+ 8).
-    Value row = add(mul(warp, idx(16)), quadRank);
-    for (auto [kk, regs] : llvm::enumerate(dsRegs))
-      for (int64_t i = 0; i < 4; ++i) {
-        Value r = add(row, idx(8 * (i % 2)));
-        Value chunk = xori(idx(2 * kk + i / 2), quadRank);
-        Value address =
-            add(buffer, add(mul(r, idx(128)),
-                            add(mul(chunk, idx(16)), mul(quadTid, idx(4)))));
-        LLVM::StoreOp::create(b, regs[i], sharedPointer(address));
-      }
-    // wgmma reads shared memory through the async proxy.
+        add(scratchAt(at), mul(add(mul(group, idx(kStatisticsBuffers)),
+                                   remi(count, kStatisticsBuffers)),
+                               idx(statisticsBytes())));
+    Value lane = remi(tid, 128);
+    Value row = min(add(m0, remi(lane, queryRows)), sub(dims.sq, idx(1)));
+    auto which = scf::IfOp::create(
+        b, TypeRange{b.getF32Type()},
+        cmp(arith::CmpIPredicate::ult, lane, idx(queryRows)), true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(which.thenBlock());
+      scf::YieldOp::create(
+          b, toBase2(memref::LoadOp::create(b, args.lse,
+                                            ValueRange{batchIdx, head, row})));
+      b.setInsertionPointToStart(which.elseBlock());
+      scf::YieldOp::create(
+          b, memref::LoadOp::create(b, args.rowDot,
+                                    ValueRange{batchIdx, head, row})
+                 .getResult());
+    }
+    LLVM::StoreOp::create(b, which.getResult(0),
+                          sharedPointer(add(buffer, mul(lane, idx(4)))));
+    namedBarrier(add(idx(kGroupBarriers), group), 128);
+    return buffer;
+  }
+  /// The base-2 lse and D of the column `offset` + 2 t of the tile whose
+  /// statistics are at `buffer`.
+  std::pair<Value, Value> sharedRowStatistics(Value buffer, int64_t offset) {
+    Value at = add(buffer, mul(add(idx(offset), mul(quadTid, idx(2))), idx(4)));
+    auto load = [&](Value address) {
+      return LLVM::LoadOp::create(b, b.getF32Type(), sharedPointer(address))
+          .getResult();
+    };
+    return {load(at), load(add(at, idx(queryRows * 4)))};
+  }
+
+  /// The columns of dQ's head dim each consumer warpgroup multiplies by:
+  /// whole column blocks of the tiles where there are two or more, else
+  /// halves of the one. Returns the first warpgroup's width.
+  int64_t dqFirstColumns() const {
+    int64_t blocks = columnBlocks();
+    return blocks >= 2 ? (blocks + 1) / 2 * blockElements() : headDim / 2;
+  }
+  /// The f32 columns of a box of the shared dQ tile, which TMA adds into
+  /// the accumulator: the widest of 32, 16 and 8 (a 128-, 64- or 32-byte
+  /// swizzle segment) that divides both warpgroups' columns.
+  int64_t dqBoxColumns() const {
+    int64_t first = dqFirstColumns();
+    for (int64_t columns : {32, 16, 8})
+      if (first % columns == 0 && (headDim - first) % columns == 0)
+        return columns;
+    llvm_unreachable("wgmma head dims are multiples of 16");
+  }
+
+  /// Runs `body` on the first thread of this consumer warpgroup.
+  void onGroupLeader(llvm::function_ref<void()> body) {
+    auto leader = scf::IfOp::create(
+        b, cmp(arith::CmpIPredicate::eq, remi(tid, 128), idx(0)), false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(leader.thenBlock());
+    body();
+  }
+  /// Orders this thread's generic-proxy shared writes before the async
+  /// proxy's reads (wgmma operands, TMA sources).
+  void fenceSharedForAsync() {
     NVVM::FenceProxyOp::create(
         b,
         NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
         NVVM::SharedSpaceAttr::get(b.getContext(),
                                    NVVM::SharedSpace::shared_cta));
-    NVVM::BarrierOp::create(b, Type(), i32(kDsBarrier), i32(128 * groups()),
+  }
+  void namedBarrier(Value id, int64_t threads) {
+    std::optional<int64_t> fixed = getConstantIntValue(id);
+    NVVM::BarrierOp::create(b, Type(), fixed ? i32(*fixed) : toI32(id),
+                            i32(threads),
                             /*reductionOp=*/nullptr,
                             /*reductionPredicate=*/Value());
+  }
+  void namedBarrier(int64_t id, int64_t threads) {
+    namedBarrier(idx(id), threads);
+  }
+
+  /// dQ[m0 .., :] += dS K for the tile whose dS^T this warpgroup holds in
+  /// `dsRegs` (registerOperand, its 64 keys by the tile's query rows):
+  /// both warpgroups put theirs in the tile's shared dS^T buffer, then
+  /// each multiplies all 128 keys by its share of K's columns, puts the
+  /// f32 product in the shared dQ tile, and has TMA add it into the
+  /// accumulator behind `dqMap` (rows past Sq fall outside the map).
+  void accumulateDq(const SharedLayout &at,
+                    ArrayRef<SmallVector<Value, 4>> dsRegs, Value count,
+                    Value group, Value head, Value m0, Value dqMap) {
+    assert(queryRows == 64 && "a dS^T row is one 128-byte segment");
+    Value buffer = dsTileAt(at, count);
+    // Key row r of the block, 16-byte chunk c of its 128 bytes; this
+    // lane's rows are 16 warp + g (+ 8).
+    Value row = add(mul(warp, idx(16)), quadRank);
+    for (auto [kk, regs] : llvm::enumerate(dsRegs))
+      for (int64_t i = 0; i < 4; ++i) {
+        Value r = add(row, idx(8 * (i % 2)));
+        Value address = add(buffer, add(swizzledAt(r, idx(2 * kk + i / 2), 128),
+                                        mul(quadTid, idx(4))));
+        LLVM::StoreOp::create(b, regs[i], sharedPointer(address));
+      }
+    fenceSharedForAsync();
+    // The shared dQ tile is free once the last tile's reductions read it;
+    // the barrier tells the warpgroup.
+    onGroupLeader(
+        [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr()); });
+    namedBarrier(kDsBarrier, 128 * groups());
     // dV and dK's group done, its P^T and dS^T registers are free for dQ's
     // accumulator: dK, dV and dQ would not fit the registers at once.
     waitGroups(0);
     Value keyTile = fixedAt(at, 0);
-    // Column shares: whole column blocks where there are two or more, else
-    // halves of the one.
-    int64_t blocks = columnBlocks();
-    int64_t first =
-        blocks >= 2 ? (blocks + 1) / 2 * blockElements() : headDim / 2;
+    Value dqTile = dqTileAt(at);
+    int64_t first = dqFirstColumns();
+    int64_t boxColumns = dqBoxColumns(), boxBytes = 4 * boxColumns;
     auto slice = scf::IfOp::create(
         b, cmp(arith::CmpIPredicate::eq, group, idx(0)), true);
-    for (auto [block, column, width] :
-         {std::tuple{slice.thenBlock(), int64_t(0), first},
-          std::tuple{slice.elseBlock(), first, headDim - first}}) {
+    for (auto [block, column, width, barrier] :
+         {std::tuple{slice.thenBlock(), int64_t(0), first, kGroupBarriers},
+          std::tuple{slice.elseBlock(), first, headDim - first,
+                     kGroupBarriers + 1}}) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(block->getTerminator());
       fence();
@@ -271,29 +384,53 @@ private:
                                          column, width);
       commit();
       waitGroups(0);
-      std::array<Value, 2> rowOf =
-          laneRows(add(m0, mul(remi(warp, 4), idx(16))));
-      auto tiles = accumulatorTiles(acc, width);
-      for (int64_t r = 0; r < 2; ++r) {
-        auto inRows = scf::IfOp::create(
-            b, cmp(arith::CmpIPredicate::slt, rowOf[r], dims.sq), false);
-        OpBuilder::InsertionGuard rowGuard(b);
-        b.setInsertionPointToStart(inRows.thenBlock());
-        for (auto [nt, tile] : llvm::enumerate(tiles))
-          for (int64_t e = 0; e < 2; ++e) {
-            Value col =
-                add(idx(column + int64_t(nt) * 8 + e), mul(quadTid, idx(2)));
-            memref::AtomicRMWOp::create(
-                b, arith::AtomicRMWKind::addf, tile[2 * r + e], dqAccum,
-                ValueRange{batchIdx, head, rowOf[r], col});
-          }
+      // The product's rows 16 (warp % 4) + g (+ 8), columns 8 nt + 2 t
+      // (+ 1), into boxes of boxColumns f32 columns by queryRows rows.
+      Value rowInTile = add(mul(remi(warp, 4), idx(16)), quadRank);
+      for (auto [nt, tile] : llvm::enumerate(accumulatorTiles(acc, width))) {
+        int64_t col = column + int64_t(nt) * 8;
+        int64_t boxStart = col / boxColumns * queryRows * boxBytes;
+        int64_t chunk = col % boxColumns / 4;
+        for (int64_t r = 0; r < 2; ++r) {
+          Value rr = add(rowInTile, idx(8 * r));
+          // Lane t's two columns are 8 bytes into chunk + t / 2.
+          Value address = add(
+              add(dqTile, idx(boxStart)),
+              add(swizzledAt(rr, add(idx(chunk), divi(quadTid, 2)), boxBytes),
+                  mul(remi(quadTid, 2), idx(8))));
+          Value pair =
+              LLVM::PoisonOp::create(b, VectorType::get({2}, b.getF32Type()));
+          for (int64_t e = 0; e < 2; ++e)
+            pair =
+                LLVM::InsertElementOp::create(b, pair, tile[2 * r + e], i32(e));
+          LLVM::StoreOp::create(b, pair, sharedPointer(address),
+                                /*alignment=*/8);
+        }
       }
+      fenceSharedForAsync();
+      namedBarrier(barrier, 128);
+      int64_t begin = column, end = column + width;
+      onGroupLeader([&] {
+        for (int64_t c = begin; c < end; c += boxColumns) {
+          Value src = sharedPointer(
+              add(dqTile, idx(c / boxColumns * queryRows * boxBytes)));
+          NVVM::CpAsyncBulkTensorReduceOp::create(
+              b, dqMap, src, NVVM::TMAReduxKind::ADD, NVVM::TMAStoreMode::TILE,
+              ValueRange{i32(c), toI32(m0), toI32(head), toI32(batchIdx)},
+              /*l2CacheHint=*/Value());
+        }
+        NVVM::CpAsyncBulkCommitGroupOp::create(b);
+      });
     }
   }
 
   /// The named barrier the consumers meet at once every dS^T is in shared
   /// memory (0 is the block's).
   static constexpr int64_t kDsBarrier = 1;
+  /// The named barriers of each consumer warpgroup alone (kGroupBarriers +
+  /// its warpgroup), met once its row statistics, or its dQ tile, are in
+  /// shared memory.
+  static constexpr int64_t kGroupBarriers = 2;
   /// The streamed tiles: dK/dV's Q and dO, dQ's K and V.
   static constexpr int64_t kQueries = 0, kGrads = 1;
   static constexpr int64_t kKeys = 0, kValues = 1;

@@ -215,22 +215,23 @@ void WgmmaEmitter::launchWithTensorMaps(
   SmallVector<Value, 4> slots;
   Value ok;
   for (const MapOperand &operand : operands) {
+    int64_t size = operand.f32Columns ? 4 : elementBytes();
+    int64_t boxColumns =
+        operand.f32Columns ? operand.f32Columns : blockElements();
     auto meta = memref::ExtractStridedMetadataOp::create(b, operand.memref);
     Value address =
         add(memref::ExtractAlignedPointerAsIndexOp::create(b, operand.memref),
-            mul(meta.getOffset(), idx(elementBytes())));
+            mul(meta.getOffset(), idx(size)));
     Value slot = LLVM::AllocaOp::create(b, pointerType(), tensorMapType(),
                                         i32(1), kTensorMapAlign);
-    auto bytes = [&](Value stride) {
-      return toI64(mul(stride, idx(elementBytes())));
-    };
+    auto bytes = [&](Value stride) { return toI64(mul(stride, idx(size))); };
     ValueRange sizes = meta.getSizes(), strides = meta.getStrides();
     SmallVector<Value> args = {slot,
                                toI64(address),
                                i64(operand.name),
-                               i64(elementBytes()),
-                               i64(segmentBytes),
-                               i64(blockElements()),
+                               i64(size),
+                               i64(boxColumns * size),
+                               i64(boxColumns),
                                i64(operand.boxRows),
                                toI64(sizes[3]),
                                toI64(sizes[2]),

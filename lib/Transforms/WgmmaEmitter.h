@@ -83,6 +83,12 @@ protected:
   Value rowAt(Value tile, Value row) {
     return add(tile, mul(row, idx(segmentBytes)));
   }
+  /// The byte offset of 16-byte chunk `chunk` of row `row` in a column
+  /// block of `segment` bytes per row, swizzled as above.
+  Value swizzledAt(Value row, Value chunk, int64_t segment) {
+    Value phase = divi(remi(row, 8), 128 / segment);
+    return add(mul(row, idx(segment)), mul(xori(chunk, phase), idx(16)));
+  }
 
   Value i64(int64_t v) {
     return arith::ConstantIntOp::create(b, b.getI64Type(), v);
@@ -165,13 +171,17 @@ protected:
   LLVM::LLVMPointerType pointerType(unsigned space = 0) {
     return LLVM::LLVMPointerType::get(b.getContext(), space);
   }
-  /// An operand TMA reads: the [batch, head, row, column] memref, its name
-  /// for the runtime's messages (faTensorMapEncode: 0 q, 1 k, 2 v, 3 do)
-  /// and the rows of its boxes.
+  /// An operand TMA reads or reduces into: the [batch, head, row, column]
+  /// memref, its name for the runtime's messages (faTensorMapEncode: 0 q,
+  /// 1 k, 2 v, 3 do, 4 the dQ accumulator) and the rows of its boxes. Its
+  /// boxes are one column block of the tiles' swizzle, or, for an f32
+  /// operand (`f32Columns` set), that many columns in the swizzle of their
+  /// bytes (reduceSegmentBytes).
   struct MapOperand {
     Value memref;
     int64_t name;
     int64_t boxRows;
+    int64_t f32Columns = 0;
   };
   struct SharedLayout;
   /// Host code: makes the operands' tensor maps and, when the driver made

@@ -110,13 +110,17 @@
 // Q and dO (boxes of 64 query rows); per query tile S^T = K Q^T and dP^T =
 // V dO^T (m64n64, both from shared memory), then dV += P^T dO and dK +=
 // dS^T Q with A from registers (m64n<D>). With dq-atomics it computes dQ too:
-// dS^T into shared memory (after the dK/dV kernels' 2 x 128 x 64 x 2
-// bytes of tiles and stages: 32 KiB more), fenced for the async proxy,
-// named barrier 1 between both consumers, then each consumer's half of dK's
-// columns (m64n16 at D 32) with both operands transposed, added into the
-// f32 accumulator by atomics where the query row exists. A kernel zeroes the
-// accumulator before and one scales it into dq after (both whatever the
-// head dim); dQ's loop keeps only its fallback.
+// dS^T into shared memory (after the dK/dV kernels' tiles and stages: two
+// tiles of 128 x 64 x 2 bytes, and the f32 dQ tile of 64 x D x 4: 40 KiB
+// more at D 32), fenced for the async proxy, named barrier 1 between both
+// consumers once the last tile's reductions read the dQ tile, then each
+// consumer's half of dQ's columns (m64n16 at D 32) with both operands
+// transposed, stored as f32 pairs into the swizzled dQ tile (boxes of 16
+// columns, the 64-byte swizzle), fenced again, the consumer's named
+// barrier (2 + its warpgroup), and one thread has TMA add the boxes into
+// the accumulator (its tensor map: name 4, 4-byte elements). A kernel
+// zeroes the accumulator before and one scales it into dq after (both
+// whatever the head dim); dQ's loop keeps only its fallback.
 // CHECK-LABEL: func.func @gqa_backward(
 // CHECK: memref.alloc({{.*}}) : memref<?x?x?x?xf32>
 // CHECK: module(@gqa_backward_wgmma_dq_zero)
@@ -124,7 +128,8 @@
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c2_i64{{.*}}, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c128_i64{{.*}},
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c0_i64, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c64_i64{{.*}},
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c3_i64, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c64_i64{{.*}},
-// CHECK: threads({{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c66632_i32 module(@gqa_backward_wgmma_dk_dv_d32)
+// CHECK: func.call @faTensorMapEncode({{.*}}, %c4_i64, %c4_i64{{.*}}, %c64_i64{{.*}}, %c16_i64{{.*}}, %c64_i64{{.*}},
+// CHECK: threads({{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c76872_i32 module(@gqa_backward_wgmma_dk_dv_d32)
 // CHECK: nvvm.setmaxregister  decrease 24
 // CHECK: nvvm.setmaxregister  increase 240
 // CHECK: nvvm.mbarrier.try_wait.parity
@@ -137,11 +142,21 @@
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: llvm.store {{.*}} : i32, !llvm.ptr<3>
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK: nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c256_i32
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 16, k = 16>, {{.*}} A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK: memref.atomic_rmw addf
+// CHECK-COUNT-4: llvm.store {{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<3>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.barrier id = %c2_i32{{.*}} number_of_threads = %c128_i32
+// CHECK: nvvm.cp.async.bulk.tensor.reduce {{.*}} {redKind = #nvvm.tma_redux_kind<add>}
+// CHECK-NOT: nvvm.cp.async.bulk.tensor.reduce
+// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK: nvvm.barrier id = %c3_i32{{.*}} number_of_threads = %c128_i32
+// CHECK: nvvm.cp.async.bulk.tensor.reduce {{.*}} {redKind = #nvvm.tma_redux_kind<add>}
+// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK-NOT: memref.atomic_rmw
 // CHECK: nvvm.mbarrier.arrive
 // CHECK: nvvm.mbarrier.arrive
 // CHECK: module(@gqa_backward_wgmma_dk_dv_d128)
@@ -164,7 +179,7 @@
 // kernel leaves dQ to a kernel of its own, which takes Q and dO once and
 // streams K and V.
 // DQKERNEL-LABEL: func.func @gqa_backward(
-// DQKERNEL: dynamic_shared_memory_size %c33864_i32 module(@gqa_backward_wgmma_dk_dv_d32)
+// DQKERNEL: dynamic_shared_memory_size %c35912_i32 module(@gqa_backward_wgmma_dk_dv_d32)
 // DQKERNEL-NOT: memref.atomic_rmw
 // DQKERNEL: func.call @faTensorMapEncode({{.*}}, %c0_i64, %c2_i64, %c64_i64, %c32_i64, %c128_i64,
 // DQKERNEL: module(@gqa_backward_wgmma_dq_d32)

@@ -228,4 +228,24 @@ def FAKernelTensorMaps : Pass<"fa-kernel-tensor-maps", "::mlir::gpu::GPUModuleOp
                            "::mlir::NVVM::NVVMDialect"];
 }
 
+def FAKernelRegisterBudget : Pass<"fa-kernel-register-budget", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Fix the register count at entry of kernels that move registers between warpgroups";
+  let description = [{
+    Runs on kernels in the LLVM dialect. A warp-specialised kernel gives a
+    warpgroup's registers to the others with `setmaxnreg`, which ptxas
+    honours only when it knows the kernel's register count at entry: with
+    `.maxntid` alone it may choose fewer registers than the block could
+    have, and then drops every `setmaxnreg` of the kernel ("'setmaxnreg'
+    ignored; unable to determine register count at entry", C7508), leaving
+    all warps at the entry count and the consumers spilling. Every kernel
+    holding an `nvvm.setmaxregister` gets `nvvm.minctasm = 1`
+    (`.minnctapersm 1`): with `.maxntid` that fixes the entry count at the
+    register file over the block's threads, the count the `setmaxnreg`
+    amounts are planned from (wgmmaConsumerRegisters). A kernel that already
+    names a minimum is left alone.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
 #endif // FA_TRANSFORMS_PASSES_TD
