@@ -108,10 +108,12 @@ public:
                           Value qTile = stageAt(at, kQueries, slot);
                           Value dOTile = stageAt(at, kGrads, slot);
                           fence();
-                          Value sAcc = issueRowProduct(keys, blockN, qTile,
-                                                       queryRows, queryRows);
-                          Value dpAcc = issueRowProduct(
-                              values, blockN, dOTile, queryRows, queryRows);
+                          Value sAcc = issueRowProduct(opaque(keys), blockN,
+                                                       qTile, queryRows,
+                                                       queryRows);
+                          Value dpAcc =
+                              issueRowProduct(opaque(values), blockN, dOTile,
+                                              queryRows, queryRows);
                           commit();
                           Value stats = shareRowStatistics(
                               at, args, dims, group, count, head, m0);
@@ -350,7 +352,7 @@ private:
     Value buffer = dsTileAt(at, count);
     // Key row r of the block, 16-byte chunk c of its 128 bytes; this
     // lane's rows are 16 warp + g (+ 8).
-    Value row = add(mul(warp, idx(16)), quadRank);
+    Value row = opaque(add(mul(warp, idx(16)), quadRank));
     for (auto [kk, regs] : llvm::enumerate(dsRegs))
       for (int64_t i = 0; i < 4; ++i) {
         Value r = add(row, idx(8 * (i % 2)));
@@ -367,8 +369,8 @@ private:
     // dV and dK's group done, its P^T and dS^T registers are free for dQ's
     // accumulator: dK, dV and dQ would not fit the registers at once.
     waitGroups(0);
-    Value keyTile = fixedAt(at, 0);
-    Value dqTile = dqTileAt(at);
+    Value keyTile = opaque(fixedAt(at, 0));
+    Value dqTile = opaque(dqTileAt(at));
     int64_t first = dqFirstColumns();
     int64_t boxColumns = dqBoxColumns(), boxBytes = 4 * boxColumns;
     auto slice = scf::IfOp::create(
@@ -386,7 +388,7 @@ private:
       waitGroups(0);
       // The product's rows 16 (warp % 4) + g (+ 8), columns 8 nt + 2 t
       // (+ 1), into boxes of boxColumns f32 columns by queryRows rows.
-      Value rowInTile = add(mul(remi(warp, 4), idx(16)), quadRank);
+      Value rowInTile = opaque(add(mul(remi(warp, 4), idx(16)), quadRank));
       for (auto [nt, tile] : llvm::enumerate(accumulatorTiles(acc, width))) {
         int64_t col = column + int64_t(nt) * 8;
         int64_t boxStart = col / boxColumns * queryRows * boxBytes;

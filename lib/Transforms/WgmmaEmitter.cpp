@@ -37,6 +37,18 @@ Value WgmmaEmitter::descriptor(Value address, int64_t leading, int64_t stride,
   return arith::OrIOp::create(b, start, i64(fields));
 }
 
+Value WgmmaEmitter::opaque(Value value) {
+  Value moved =
+      LLVM::InlineAsmOp::create(
+          b, b.getI64Type(), ValueRange{toI64(value)}, "mov.b64 $0, $1;",
+          "=l,l", /*has_side_effects=*/true, /*is_align_stack=*/false,
+          LLVM::tailcallkind::TailCallKind::None,
+          LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+          /*operand_attrs=*/ArrayAttr())
+          .getResult(0);
+  return arith::IndexCastUIOp::create(b, b.getIndexType(), moved);
+}
+
 Value WgmmaEmitter::issueSharedProduct(
     int64_t kSteps, int64_t n, NVVM::MMALayout layoutA, NVVM::MMALayout layoutB,
     llvm::function_ref<std::pair<Value, Value>(int64_t)> descriptors) {

@@ -83,6 +83,12 @@ protected:
   Value rowAt(Value tile, Value row) {
     return add(tile, mul(row, idx(segmentBytes)));
   }
+  /// `value` through an opaque move: the same number, which LLVM cannot see
+  /// is loop-invariant. Shared addresses of the fixed tiles pass through it
+  /// in a loop body so that the wgmma descriptors and store addresses made
+  /// from them are made there, where used, rather than hoisted before the
+  /// loop and held (or spilled) across it beside the accumulators.
+  Value opaque(Value value);
   /// The byte offset of 16-byte chunk `chunk` of row `row` in a column
   /// block of `segment` bytes per row, swizzled as above.
   Value swizzledAt(Value row, Value chunk, int64_t segment) {
