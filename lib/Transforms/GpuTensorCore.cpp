@@ -295,7 +295,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   }
 
   /// The f32 dQ accumulator of the wgmma dK/dV kernels, which add dQ into
-  /// it by atomics.
+  /// it by TMA reduce-adds.
   struct DqAccumulator {
     Value buffer;
     /// The first op after dQ's loop that is the accumulator's, where dQ's

@@ -755,7 +755,7 @@ void emitScaledCopyKernel(ImplicitLocOpBuilder &b, Type element, Value accum,
 /// consumer warpgroup over key tiles of `shape.blockN`), each launched
 /// where the builder stands and named `name`. Given `dqAccum` (an f32
 /// [batch, head, row, D] buffer, zeroed), the dK/dV kernel also adds the
-/// unscaled dS K into it by atomics.
+/// unscaled dS K into it by TMA reduce-adds.
 void emitWgmmaDkDv(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
                    KernelShape shape, const Variant &variant, GradArgs args,
                    Value dqAccum, StringRef name);

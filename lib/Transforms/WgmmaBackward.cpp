@@ -27,8 +27,14 @@
 // With dq-atomics the dK/dV kernel computes dQ instead (accumulateDq): per
 // query tile each consumer puts its dS^T in shared memory, and after a
 // named barrier multiplies all 128 keys' dS by its share of K's columns,
-// adding the product into an f32 accumulator by atomics. Correct, but its
-// registers spill and it runs slower than the dQ kernel (bench/NOTES.md).
+// puts the f32 product in a shared tile and has TMA add it into an f32
+// accumulator. As fast as the dQ kernel at D 128, slower at D 64
+// (bench/NOTES.md), so not the default.
+//
+// Each consumer reads its tile's lse and D from a shared buffer its
+// threads fill (one load each), and takes the fixed tiles' addresses
+// through an opaque move per tile: both keep the loop's registers for the
+// accumulators (ptxas spilled the hoisted descriptors and loaded values).
 //
 //===----------------------------------------------------------------------===//
 
@@ -366,9 +372,8 @@ private:
     onGroupLeader(
         [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr()); });
     namedBarrier(kDsBarrier, 128 * groups());
-    // dV and dK's group done, its P^T and dS^T registers are free for dQ's
-    // accumulator: dK, dV and dQ would not fit the registers at once.
-    waitGroups(0);
+    // dQ's group queues behind dV and dK's: the tensor cores run on while
+    // this warpgroup waits for the other's dS^T.
     Value keyTile = opaque(fixedAt(at, 0));
     Value dqTile = opaque(dqTileAt(at));
     int64_t first = dqFirstColumns();

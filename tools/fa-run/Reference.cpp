@@ -20,6 +20,23 @@ bool allowed(const Problem &p, int64_t i, int64_t j) {
   return true;
 }
 
+} // namespace
+
+int64_t fa::reference::visiblePairs(const Problem &p) {
+  // Row i sees keys [lo, hi) and the sink tokens below lo (allowed()).
+  int64_t total = 0;
+  for (int64_t i = 0; i < p.sq; ++i) {
+    int64_t diag = i + (p.sk - p.sq);
+    int64_t hi = p.causal ? std::clamp<int64_t>(diag + 1, 0, p.sk) : p.sk;
+    int64_t lo =
+        p.window ? std::clamp<int64_t>(diag - *p.window + 1, 0, hi) : 0;
+    total += hi - lo + std::min(p.sinkTokens, lo);
+  }
+  return total;
+}
+
+namespace {
+
 /// The scores of row i of head h against every key (-inf where masked).
 std::vector<double> scores(const Problem &p, const std::vector<double> &q,
                            const std::vector<double> &k, int64_t b, int64_t h,

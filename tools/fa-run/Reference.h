@@ -23,6 +23,10 @@ struct Problem {
   double scale = 1.0;
 };
 
+/// The (query, key) pairs of one head that the mask lets through: the
+/// pairs whose products count towards a kernel's FLOPs.
+int64_t visiblePairs(const Problem &p);
+
 /// Contiguous [B, H, S, D] / [B, H, S] / [H] arrays.
 struct Forward {
   std::vector<double> o, lse;

@@ -120,11 +120,12 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     key tiles (`<entry>_wgmma_dq_d<D>`). With `dq-atomics` (and not
     `deterministic`) the dK/dV kernel computes dQ instead: both consumers
     put their dS^T tile in shared memory, each multiplies it by half of K's
-    columns on wgmma and adds the product to an f32 accumulator with
-    atomics, which a kernel zeroes before and one scales into dq after
-    (`_wgmma_dq_zero`, `_wgmma_dq_copy`); it is correct but slower today
-    (bench/NOTES.md, eleventh session: its registers spill). f32 stays on
-    mma.sync, whose kernels never use atomics.
+    columns on wgmma, puts the f32 product in a shared tile and has TMA add
+    it into an f32 accumulator (cp.reduce.async.bulk.tensor), which a
+    kernel zeroes before and one scales into dq after (`_wgmma_dq_zero`,
+    `_wgmma_dq_copy`); it is correct, as fast as dQ's kernel at D 128 and
+    slower at D 64 (bench/NOTES.md, twelfth session), so not the default.
+    f32 stays on mma.sync, whose kernels never use atomics.
 
     Key and query tiles and their predicates are the phases fa-tile uses
     (TileBuilder: the variant's mask as loop bounds), so only boundary tiles
@@ -171,8 +172,8 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
            "both's numbers">,
     Option<"dqAtomics", "dq-atomics", "bool", "false",
            "wgmma backward: the dK/dV kernel adds dQ into an f32 "
-           "accumulator by atomics instead of dQ's own kernel (slower "
-           "today; not deterministic)">,
+           "accumulator by TMA reduce-adds instead of dQ's own kernel (as "
+           "fast at D 128, slower at D 64; not deterministic)">,
     Option<"deterministic", "deterministic", "bool", "false",
            "backward: the same bits from run to run (overrides dq-atomics)">
   ];
