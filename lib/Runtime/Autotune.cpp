@@ -10,11 +10,11 @@
 namespace fa {
 
 /// The payload of a tuning entry; anything else is not trusted. Entries of
-/// earlier versions (version 2 had no groups or section) fail to match and
-/// are retuned.
+/// earlier versions (version 2 had no groups or section, 3 no dq-atomics)
+/// fail to match and are retuned.
 static constexpr const char *kFormat =
-    "fa-tune 3 block-n %lld warps %lld stages %lld shared %lld groups %lld "
-    "section %lld\n";
+    "fa-tune 4 block-n %lld warps %lld stages %lld shared %lld groups %lld "
+    "section %lld dq-atomics %lld\n";
 
 std::string TileConfig::str() const {
   std::string text =
@@ -27,6 +27,8 @@ std::string TileConfig::str() const {
     text += ", wgmma groups " + std::to_string(wgmmaGroups);
   if (gridSection)
     text += ", grid section " + std::to_string(gridSection);
+  if (dqAtomics)
+    text += ", dQ by TMA reduce-adds";
   return text;
 }
 
@@ -54,12 +56,21 @@ static std::vector<TileConfig> wgmmaForwardCandidates(int64_t headDim) {
 
 std::vector<TileConfig> tuningCandidates(DType dtype, int64_t headDim,
                                          Entry entry, int64_t maxSharedBytes,
-                                         bool wgmmaForward) {
+                                         bool wgmma, bool dqAtomicsAllowed) {
   if (dtype != DType::F16 && dtype != DType::BF16)
     return {};
-  if (wgmmaForward && entry == Entry::Forward &&
+  if (wgmma && entry == Entry::Forward &&
       llvm::is_contained(tensor_core::kWgmmaHeadDims, headDim))
     return wgmmaForwardCandidates(headDim);
+  if (wgmma && entry == Entry::Backward &&
+      llvm::is_contained(tensor_core::kWgmmaBackwardHeadDims, headDim)) {
+    // mma.sync's tiles do not reach these kernels: only dQ's path does.
+    if (!dqAtomicsAllowed)
+      return {};
+    TileConfig atomics{0, 0, 0, 0};
+    atomics.dqAtomics = 1;
+    return {TileConfig(), atomics};
+  }
   if (!tensor_core::hasKernel(headDim))
     return {};
   int64_t bytes = dtypeSize(dtype);
@@ -94,28 +105,30 @@ std::optional<TileConfig> loadTunedConfig(const KernelCache &cache,
   if (cache.load(key, payload) != KernelCache::Lookup::Hit)
     return std::nullopt;
   long long blockN = 0, warps = 0, stages = 0, shared = 0, groups = 0,
-            section = 0;
-  char check[160];
-  if (std::sscanf(payload.c_str(), kFormat, &blockN, &warps, &stages,
-                  &shared, &groups, &section) != 6)
+            section = 0, dqAtomics = 0;
+  char check[192];
+  if (std::sscanf(payload.c_str(), kFormat, &blockN, &warps, &stages, &shared,
+                  &groups, &section, &dqAtomics) != 7 ||
+      (dqAtomics != 0 && dqAtomics != 1))
     return std::nullopt;
   std::snprintf(check, sizeof check, kFormat, blockN, warps, stages, shared,
-                groups, section);
+                groups, section, dqAtomics);
   if (payload != check)
     return std::nullopt;
-  return TileConfig{blockN, warps, stages, shared, groups, section};
+  return TileConfig{blockN, warps, stages, shared, groups, section, dqAtomics};
 }
 
 bool storeTunedConfig(const KernelCache &cache, llvm::StringRef key,
                       const TileConfig &config, std::string &error) {
-  char payload[160];
+  char payload[192];
   std::snprintf(payload, sizeof payload, kFormat,
                 static_cast<long long>(config.blockN),
                 static_cast<long long>(config.warps),
                 static_cast<long long>(config.kvStages),
                 static_cast<long long>(config.sharedBytes),
                 static_cast<long long>(config.wgmmaGroups),
-                static_cast<long long>(config.gridSection));
+                static_cast<long long>(config.gridSection),
+                static_cast<long long>(config.dqAtomics));
   return cache.store(key, payload, error);
 }
 

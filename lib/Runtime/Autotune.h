@@ -6,7 +6,9 @@
 // it is dynamic, up to what the GPU offers). The wgmma forward takes its
 // consumer warpgroups (query rows per block), and every forward the order
 // of its grid (grid-section: (batch, head) pairs interleaved, longest
-// causal tiles first, or one pair after another). For a new shape class,
+// causal tiles first, or one pair after another); the wgmma backward its
+// dQ path (dQ's own kernel, or TMA reduce-adds from the dK/dV kernel where
+// the backward need not be deterministic). For a new shape class,
 // Program::run times each candidate on the caller's real arguments and
 // keeps the fastest in the kernel cache, so later processes start with it.
 //
@@ -30,7 +32,8 @@
 namespace fa {
 
 /// A config: mma.sync's tiles (block-n 0: the compiler's choice, what the
-/// wgmma forward's candidates keep), and the wgmma forward's knobs.
+/// wgmma candidates keep), the wgmma forward's knobs and the wgmma
+/// backward's dQ path.
 struct TileConfig {
   int64_t blockN = 64;
   int64_t warps = 4;
@@ -40,10 +43,13 @@ struct TileConfig {
   int64_t wgmmaGroups = 0;
   /// Forward grids' (batch, head) pairs per section; 0: the compiler's.
   int64_t gridSection = 0;
+  /// 1: the wgmma backward's dK/dV kernel adds dQ by TMA reduce-adds
+  /// instead of dQ's own kernel (CompileOptions::dqAtomics).
+  int64_t dqAtomics = 0;
 
   auto fields() const {
     return std::tie(blockN, warps, kvStages, sharedBytes, wgmmaGroups,
-                    gridSection);
+                    gridSection, dqAtomics);
   }
   bool operator==(const TileConfig &other) const {
     return fields() == other.fields();
@@ -53,7 +59,8 @@ struct TileConfig {
     return fields() < other.fields();
   }
   /// "block-n 64, warps 4, stages 1, shared 48 KiB", then the wgmma
-  /// groups and grid section where they are not the compiler's choice.
+  /// groups and grid section where they are not the compiler's choice, and
+  /// dQ's path where it is not dQ's own kernel.
   std::string str() const;
 };
 
@@ -64,12 +71,17 @@ struct TileConfig {
 /// need (tensor_core::forwardSharedBytes, backwardSharedBytes), and is left
 /// out where the GPU has less. Warps and stages only change the forward;
 /// the backward also tries its default block-n with full dK/dV tiles.
-/// Where the forward runs on wgmma (`wgmmaForward`: 16-bit on sm_90a),
-/// its candidates are consumer warpgroups (2, and 3 up to D 64) by grid
-/// order (sections of pairs, or one pair after another) instead.
+/// Where the tensor-core kernels run on wgmma (`wgmma`: 16-bit on
+/// sm_90a), the forward's candidates are consumer warpgroups (2, and 3 up
+/// to D 64) by grid order (sections of pairs, or one pair after another)
+/// instead, and the backward's at the wgmma backward's head dims dQ's own
+/// kernel against dQ by TMA reduce-adds from the dK/dV kernel; unless
+/// `dqAtomicsAllowed` is false (a deterministic backward, or dQ by atomics
+/// asked already), which leaves the default alone.
 std::vector<TileConfig> tuningCandidates(DType dtype, int64_t headDim,
                                          Entry entry, int64_t maxSharedBytes,
-                                         bool wgmmaForward = false);
+                                         bool wgmma = false,
+                                         bool dqAtomicsAllowed = true);
 
 /// The config stored under `key`, when a valid entry is there.
 std::optional<TileConfig> loadTunedConfig(const KernelCache &cache,

@@ -668,6 +668,8 @@ CompileOptions Program::Impl::optionsFor(const TileConfig &config) const {
     tuned.wgmmaGroups = config.wgmmaGroups;
   if (config.gridSection)
     tuned.gridSection = config.gridSection;
+  if (config.dqAtomics)
+    tuned.dqAtomics = true;
   tuned.autotune = false;
   return tuned;
 }
@@ -729,11 +731,11 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
   auto known = tuned.find(shape);
   if (known != tuned.end())
     return known->second;
-  bool wgmmaForward = resolveTensorCoreGeneration(
-                          options.mmaGeneration, cuda::deviceArch()) == "wgmma";
-  std::vector<TileConfig> candidates =
-      tuningCandidates(dtype, q[3], entry, cuda::maxSharedBytesPerBlock(),
-                       wgmmaForward);
+  bool wgmma = resolveTensorCoreGeneration(options.mmaGeneration,
+                                           cuda::deviceArch()) == "wgmma";
+  std::vector<TileConfig> candidates = tuningCandidates(
+      dtype, q[3], entry, cuda::maxSharedBytesPerBlock(), wgmma,
+      /*dqAtomicsAllowed=*/!options.deterministic && !options.dqAtomics);
   if (candidates.empty())
     return tuned[shape] = TileConfig();
 

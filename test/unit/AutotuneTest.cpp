@@ -82,19 +82,30 @@ TEST(AutotuneCandidates, FollowTheKernelsLimits) {
   TileConfig twoGroupsSectionsOff = twoGroups;
   twoGroupsSectionsOff.gridSection = 1;
   EXPECT_EQ(tuningCandidates(DType::BF16, 64, Entry::Forward, kH100Shared,
-                             /*wgmmaForward=*/true),
+                             /*wgmma=*/true),
             (std::vector<TileConfig>{TileConfig(), sectionsOff, twoGroups,
                                      twoGroupsSectionsOff}));
   for (int64_t headDim : {80, 96, 128, 256})
-    EXPECT_EQ(tuningCandidates(DType::F16, headDim, Entry::Forward,
-                               kH100Shared, /*wgmmaForward=*/true),
+    EXPECT_EQ(tuningCandidates(DType::F16, headDim, Entry::Forward, kH100Shared,
+                               /*wgmma=*/true),
               (std::vector<TileConfig>{TileConfig(), sectionsOff}));
-  // The backward and f32 stay on mma.sync's knobs.
-  EXPECT_EQ(tuningCandidates(DType::F16, 64, Entry::Backward, kH100Shared,
-                             /*wgmmaForward=*/true),
-            tuningCandidates(DType::F16, 64, Entry::Backward, kH100Shared));
+  // The wgmma backward (D 32 to 128) tunes dQ's path instead: its own
+  // kernel, or TMA reduce-adds from the dK/dV kernel; not where the
+  // backward must be deterministic (or dQ by atomics is asked already),
+  // which leaves only the default. mma.sync's tiles do not reach it.
+  TileConfig dqAtomics{0, 0, 0, 0};
+  dqAtomics.dqAtomics = 1;
+  for (int64_t headDim : {32, 64, 80, 96, 128})
+    EXPECT_EQ(tuningCandidates(DType::BF16, headDim, Entry::Backward,
+                               kH100Shared, /*wgmma=*/true),
+              (std::vector<TileConfig>{TileConfig(), dqAtomics}));
+  EXPECT_TRUE(tuningCandidates(DType::BF16, 128, Entry::Backward, kH100Shared,
+                               /*wgmma=*/true, /*dqAtomicsAllowed=*/false)
+                  .empty());
+  EXPECT_EQ(dqAtomics.str(), "the compiler's tiles, dQ by TMA reduce-adds");
+  // f32 stays on mma.sync's knobs.
   EXPECT_TRUE(tuningCandidates(DType::F32, 64, Entry::Forward, kH100Shared,
-                               /*wgmmaForward=*/true)
+                               /*wgmma=*/true)
                   .empty());
   EXPECT_EQ(twoGroupsSectionsOff.str(),
             "the compiler's tiles, wgmma groups 2, grid section 1");
@@ -143,11 +154,27 @@ TEST_F(AutotuneTest, ChoiceRoundTripsAndCorruptEntriesAreNotTrusted) {
   loaded = loadTunedConfig(cache, key);
   ASSERT_TRUE(loaded);
   EXPECT_EQ(*loaded, (TileConfig{64, 4, 1, 48 * kKiB, 2, 1}));
+  ASSERT_TRUE(storeTunedConfig(cache, key, {0, 0, 0, 0, 0, 0, 1}, error))
+      << error;
+  loaded = loadTunedConfig(cache, key);
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(*loaded, (TileConfig{0, 0, 0, 0, 0, 0, 1}));
 
   // A checksummed entry whose payload is not a config is not trusted, nor
   // is one in a format before stages and shared memory, or before wgmma
-  // groups and grid sections, were tuned.
-  ASSERT_TRUE(cache.store(key, "fa-tune 3 block-n 64 warps\n", error));
+  // groups and grid sections, or dQ's path, were tuned; nor a dq-atomics
+  // field other than 0 or 1.
+  ASSERT_TRUE(cache.store(key, "fa-tune 4 block-n 64 warps\n", error));
+  EXPECT_FALSE(loadTunedConfig(cache, key));
+  ASSERT_TRUE(cache.store(key,
+                          "fa-tune 3 block-n 64 warps 4 stages 1 shared "
+                          "49152 groups 0 section 0\n",
+                          error));
+  EXPECT_FALSE(loadTunedConfig(cache, key));
+  ASSERT_TRUE(cache.store(key,
+                          "fa-tune 4 block-n 0 warps 0 stages 0 shared 0 "
+                          "groups 0 section 0 dq-atomics 2\n",
+                          error));
   EXPECT_FALSE(loadTunedConfig(cache, key));
   ASSERT_TRUE(cache.store(
       key, "fa-tune 2 block-n 64 warps 4 stages 1 shared 49152\n", error));
