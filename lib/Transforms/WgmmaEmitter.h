@@ -181,8 +181,8 @@ protected:
   /// memref, its name for the runtime's messages (faTensorMapEncode: 0 q,
   /// 1 k, 2 v, 3 do, 4 the dQ accumulator) and the rows of its boxes. Its
   /// boxes are one column block of the tiles' swizzle, or, for an f32
-  /// operand (`f32Columns` set), that many columns in the swizzle of their
-  /// bytes (reduceSegmentBytes).
+  /// operand (`f32Columns` set: 8, 16 or 32), that many columns in the
+  /// swizzle whose segment is their bytes (32, 64 or 128).
   struct MapOperand {
     Value memref;
     int64_t name;
