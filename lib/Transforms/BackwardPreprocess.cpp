@@ -14,7 +14,7 @@
 // shared memory in a fixed order, so the result is the same bits from run
 // to run.
 //
-// Where dQ accumulates by atomics in f32 (the wgmma dK/dV kernel), two
+// Where dQ accumulates in f32 (the wgmma dK/dV kernel's TMA reduce-adds), two
 // elementwise kernels frame it: one zeroes the accumulator, one writes
 // dq = scale * accumulator in the output's type; each thread takes four
 // consecutive elements of a row.

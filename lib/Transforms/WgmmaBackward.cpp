@@ -232,24 +232,21 @@ public:
 
 private:
   /// The scratch bytes (wgmmaDkDvScratchBytes) hold each consumer's row
-  /// statistics, then the dS^T tiles and the dQ tile.
-  /// Row statistics: per consumer warpgroup two buffers of a query tile's
-  /// base-2 lse then D, so that a warpgroup may write tile t + 1's while
-  /// its slowest warp still reads tile t's.
-  static constexpr int64_t kStatisticsBuffers = 2;
+  /// statistics (kWgmmaDkDvBuffers buffers of a query tile's base-2 lse
+  /// then D: a warpgroup may write tile t + 1's while its slowest warp
+  /// still reads tile t's), then the dS^T tiles (keys x query rows,
+  /// kWgmmaDkDvBuffers: one warpgroup may write tile t + 1's while the
+  /// other still reads tile t's) and the dQ tile.
   int64_t statisticsBytes() const { return 2 * queryRows * 4; }
-  /// dS^T tiles in shared memory (keys x query rows): two, so that a
-  /// warpgroup may write tile t + 1's while the other still reads tile t's.
-  static constexpr int64_t kDsBuffers = 2;
   int64_t dsTileBytes() const { return blockN * queryRows * elementBytes(); }
   Value dsTileAt(const SharedLayout &at, Value count) {
     return add(scratchAt(at),
                add(idx(wgmmaDkDvStatisticsBytes(queryRows)),
-                   mul(remi(count, kDsBuffers), idx(dsTileBytes()))));
+                   mul(remi(count, kWgmmaDkDvBuffers), idx(dsTileBytes()))));
   }
   Value dqTileAt(const SharedLayout &at) {
     return add(scratchAt(at), idx(wgmmaDkDvStatisticsBytes(queryRows) +
-                                  kDsBuffers * dsTileBytes()));
+                                  kWgmmaDkDvBuffers * dsTileBytes()));
   }
 
   /// Puts the base-2 lse and D of query rows [m0, m0 + queryRows) of
@@ -263,8 +260,8 @@ private:
                            Value head, Value m0) {
     assert(2 * queryRows == 128 && "one statistic per consumer thread");
     Value buffer =
-        add(scratchAt(at), mul(add(mul(group, idx(kStatisticsBuffers)),
-                                   remi(count, kStatisticsBuffers)),
+        add(scratchAt(at), mul(add(mul(group, idx(kWgmmaDkDvBuffers)),
+                                   remi(count, kWgmmaDkDvBuffers)),
                                idx(statisticsBytes())));
     Value lane = remi(tid, 128);
     Value row = min(add(m0, remi(lane, queryRows)), sub(dims.sq, idx(1)));
@@ -333,16 +330,6 @@ private:
         NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
         NVVM::SharedSpaceAttr::get(b.getContext(),
                                    NVVM::SharedSpace::shared_cta));
-  }
-  void namedBarrier(Value id, int64_t threads) {
-    std::optional<int64_t> fixed = getConstantIntValue(id);
-    NVVM::BarrierOp::create(b, Type(), fixed ? i32(*fixed) : toI32(id),
-                            i32(threads),
-                            /*reductionOp=*/nullptr,
-                            /*reductionPredicate=*/Value());
-  }
-  void namedBarrier(int64_t id, int64_t threads) {
-    namedBarrier(idx(id), threads);
   }
 
   /// dQ[m0 .., :] += dS K for the tile whose dS^T this warpgroup holds in

@@ -295,6 +295,13 @@ void WgmmaEmitter::waitBarrier(Value barrier, Value parity) {
                                         i32(kWaitTicks));
 }
 
+void WgmmaEmitter::namedBarrier(Value id, int64_t threads) {
+  std::optional<int64_t> fixed = getConstantIntValue(id);
+  NVVM::BarrierOp::create(b, Type(), fixed ? i32(*fixed) : toI32(id),
+                          i32(threads), /*reductionOp=*/nullptr,
+                          /*reductionPredicate=*/Value());
+}
+
 void WgmmaEmitter::expectBytes(Value barrier, int64_t bytes) {
   NVVM::MBarrierArriveExpectTxOp::create(
       b, /*res=*/Type(), barrier, i32(bytes), NVVM::MemScopeKind::CTA,

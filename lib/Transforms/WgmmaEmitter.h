@@ -221,6 +221,12 @@ protected:
   /// Arrives on `barrier`, telling it to expect `bytes` more of TMA
   /// transactions.
   void expectBytes(Value barrier, int64_t bytes);
+  /// Waits at named barrier `id` (0 is the block's) until `threads`
+  /// threads have arrived.
+  void namedBarrier(Value id, int64_t threads);
+  void namedBarrier(int64_t id, int64_t threads) {
+    namedBarrier(idx(id), threads);
+  }
   /// Every consumer thread arrives on `barrier` once.
   void arriveOn(Value barrier) {
     NVVM::MBarrierArriveOp::create(b, /*res=*/Type(), barrier,

@@ -265,17 +265,13 @@ private:
   }
   /// Consumer warpgroup g's turn barrier: named barrier 1 + g (0 is the
   /// block's).
-  Value turnBarrier(Value group) { return toI32(add(group, idx(1))); }
+  Value turnBarrier(Value group) { return add(group, idx(1)); }
   /// Waits for this warpgroup's turn to issue its GEMMs.
-  void waitTurn(Value group) {
-    NVVM::BarrierOp::create(b, Type(), turnBarrier(group), i32(256),
-                            /*reductionOp=*/nullptr,
-                            /*reductionPredicate=*/Value());
-  }
+  void waitTurn(Value group) { namedBarrier(turnBarrier(group), 256); }
   /// Gives consumer warpgroup `to` its turn: arrives on its turn barrier,
   /// which its 128 threads and these 128 complete.
   void passTurn(Value to) {
-    NVVM::BarrierArriveOp::create(b, turnBarrier(to), i32(256));
+    NVVM::BarrierArriveOp::create(b, toI32(turnBarrier(to)), i32(256));
   }
 };
 

@@ -77,22 +77,27 @@ inline constexpr int64_t kWgmmaBackwardHeadDims[] = {32, 64, 80, 96, 128};
 /// rows, each) and the dK/dV kernel's query rows per streamed Q/dO tile.
 inline constexpr int64_t kWgmmaBackwardGroups = 2;
 inline constexpr int64_t kWgmmaDkDvQueryRows = 64;
+/// The wgmma dK/dV kernel double-buffers what its consumers write to
+/// shared memory per query tile (row statistics, dS^T), so that tile t + 1's
+/// may be written while tile t's is still read.
+inline constexpr int64_t kWgmmaDkDvBuffers = 2;
 /// Shared bytes of the wgmma dK/dV kernel's row statistics: per consumer
-/// warpgroup two buffers of a query tile's base-2 lse and D (f32 each).
+/// warpgroup kWgmmaDkDvBuffers buffers of a query tile's base-2 lse and D
+/// (f32 each).
 inline constexpr int64_t wgmmaDkDvStatisticsBytes(int64_t queryRows) {
-  return kWgmmaBackwardGroups * 2 * 2 * queryRows * 4;
+  return kWgmmaBackwardGroups * kWgmmaDkDvBuffers * 2 * queryRows * 4;
 }
 /// Shared bytes the wgmma dK/dV kernel keeps beside its tiles: the row
-/// statistics, and when it computes dQ too two dS^T tiles of `blockN` keys
-/// by `queryRows` rows and the f32 dQ tile of `queryRows` x `headDim` that
-/// TMA adds into the accumulator.
+/// statistics, and when it computes dQ too kWgmmaDkDvBuffers dS^T tiles of
+/// `blockN` keys by `queryRows` rows and the f32 dQ tile of `queryRows` x
+/// `headDim` that TMA adds into the accumulator.
 inline constexpr int64_t
 wgmmaDkDvScratchBytes(int64_t blockN, int64_t queryRows, int64_t headDim,
                       int64_t elementBytes, bool withDq) {
   return wgmmaDkDvStatisticsBytes(queryRows) +
-         (withDq
-              ? 2 * blockN * queryRows * elementBytes + queryRows * headDim * 4
-              : 0);
+         (withDq ? kWgmmaDkDvBuffers * blockN * queryRows * elementBytes +
+                       queryRows * headDim * 4
+                 : 0);
 }
 /// The wgmma dQ kernel's keys per streamed K/V tile: S and dP (blockN / 2
 /// registers each) beside dQ's D / 2.
