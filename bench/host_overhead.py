@@ -11,11 +11,16 @@ backends) and each shape it prints:
               (bench_gpu.py's measure: host time before the launch counts)
   queued_ms   CUDA events around `--queue` calls in a row, per call (the
               host runs ahead; the kernels' own rate)
-with --breakdown, the host time of each step of a forward call, and with
---profile, cProfile's top entries of fa.attention's calls.
+with --breakdown, the host time of each step of a forward call; with
+--profile, cProfile's top entries of fa.attention's calls; and with
+--backward-kernels, each GPU activity (kernel, memset, copy) of one
+backward per implementation and shape, from torch.profiler: its time, the
+sum, and the span from the first start to the last end (the gaps are what
+the span adds).
 
 Usage: host_overhead.py [--shapes B,H,S,D;...] [--queue 20] [--grad]
-       [--profile] [--breakdown] [--time-limit SECONDS]
+       [--profile] [--breakdown] [--backward-kernels]
+       [--time-limit SECONDS]
 """
 import argparse
 import cProfile
@@ -90,6 +95,44 @@ def breakdown(fa, tiny):
         print(f"  {name:26s} {host_us(fn, 500):8.1f} us")
 
 
+def backward_kernels(name, call, qkv, calls=3):
+    """Prints each GPU activity of the last of `calls` profiled backwards
+    of call(*qkv) (autograd.grad with a random dO), in order."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+    out = call(*qkv)
+    dout = torch.randn_like(out)
+    grad = lambda: torch.autograd.grad(out, qkv, dout, retain_graph=True)
+    for _ in range(3):
+        grad()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            grad()
+            torch.cuda.synchronize()
+    events = sorted((e for e in prof.events()
+                     if e.device_type == DeviceType.CUDA),
+                    key=lambda e: e.time_range.start)
+    if not events:
+        print(f"  {name}: the profiler saw no GPU activity")
+        return
+    # The last call's activities: from the last gap longer than the host's
+    # synchronisation (100 us) on.
+    last = 0
+    for i in range(1, len(events)):
+        if events[i].time_range.start - events[i - 1].time_range.end > 100:
+            last = i
+    events = events[last:]
+    total = sum(e.time_range.elapsed_us() for e in events)
+    span = events[-1].time_range.end - events[0].time_range.start
+    print(f"  {name}: {len(events)} GPU activities, sum {total / 1e3:.3f} "
+          f"ms, span {span / 1e3:.3f} ms")
+    for e in events:
+        at = (e.time_range.start - events[0].time_range.start) / 1e3
+        print(f"    {e.time_range.elapsed_us() / 1e3:8.3f} ms  +{at:7.3f}  "
+              f"{e.name[:90]}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--shapes", default="2,16,8192,128;4,16,4096,128")
@@ -99,6 +142,9 @@ def main():
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--breakdown", action="store_true",
                         help="host time of each step of a forward call")
+    parser.add_argument("--backward-kernels", action="store_true",
+                        help="each GPU activity of one backward, with "
+                        "--grad")
     parser.add_argument("--time-limit", type=float, default=450,
                         help="seconds after which no new shape starts")
     args = parser.parse_args()
@@ -128,6 +174,23 @@ def main():
             print(f"{name:12s} causal {text:18s} single_ms {single:7.3f} "
                   f"({flops / single / 1e9:5.0f} TFLOP/s)  queued_ms "
                   f"{queued:7.3f} ({flops / queued / 1e9:5.0f} TFLOP/s)")
+            if args.grad:
+                out = call()
+                dout = torch.randn_like(out)
+                grad = lambda: torch.autograd.grad(out, qkv, dout,
+                                                   retain_graph=True)
+                single, _ = common.measure(grad, warmup=3, reps=20,
+                                           budget=60)
+                single = statistics.median(single)
+                queued = queued_ms(grad, args.queue)
+                work = flops * common.BACKWARD_FLOP_RATIO
+                print(f"{name:12s} backward {text:16s} single_ms "
+                      f"{single:7.3f} ({work / single / 1e9:5.0f} TFLOP/s)  "
+                      f"queued_ms {queued:7.3f} "
+                      f"({work / queued / 1e9:5.0f} TFLOP/s)")
+                out = dout = grad = None
+            if args.backward_kernels and args.grad:
+                backward_kernels(name, fn, qkv)
 
     if args.breakdown:
         breakdown(fa, tiny)

@@ -37,6 +37,17 @@ Value WgmmaEmitter::descriptor(Value address, int64_t leading, int64_t stride,
   return arith::OrIOp::create(b, start, i64(fields));
 }
 
+Value WgmmaEmitter::descriptorAt(Value base, int64_t offset) {
+  assert(offset % 16 == 0 && "wgmma matrices start on 16-byte boundaries");
+  if (offset == 0)
+    return base;
+  Value low = arith::AddIOp::create(
+      b, arith::TruncIOp::create(b, b.getI32Type(), base), i32(offset >> 4));
+  Value high = arith::AndIOp::create(b, base, i64(~int64_t(0xFFFFFFFF)));
+  return arith::OrIOp::create(b, high,
+                              arith::ExtUIOp::create(b, b.getI64Type(), low));
+}
+
 Value WgmmaEmitter::opaque(Value value) {
   Value moved =
       LLVM::InlineAsmOp::create(
@@ -75,14 +86,13 @@ Value WgmmaEmitter::issueRowProduct(Value a, int64_t aRows, Value bTile,
   // Both K-major: A row-major, B column-major.
   return issueSharedProduct(
       headDim / 16, n, NVVM::MMALayout::row, NVVM::MMALayout::col,
-      [&](int64_t kk) {
+      [&, aBase = descriptor(a, 16, 8 * segmentBytes),
+       bBase = descriptor(bTile, 16, 8 * segmentBytes)](int64_t kk) {
         int64_t column = (kk * 16) / blockElements();
         int64_t within = (kk * 16) % blockElements() * elementBytes();
         return std::pair{
-            descriptor(add(a, idx(column * aRows * segmentBytes + within)), 16,
-                       8 * segmentBytes),
-            descriptor(add(bTile, idx(column * bRows * segmentBytes + within)),
-                       16, 8 * segmentBytes)};
+            descriptorAt(aBase, column * aRows * segmentBytes + within),
+            descriptorAt(bBase, column * bRows * segmentBytes + within)};
       });
 }
 
@@ -158,12 +168,11 @@ void WgmmaEmitter::issueRegisterProduct(ArrayRef<SmallVector<Value, 4>> aRegs,
   Value acc = LLVM::PoisonOp::create(b, accType);
   for (int64_t i = 0; i < n; ++i)
     acc = LLVM::InsertValueOp::create(b, acc, loadState(out, i), i);
-  for (auto [kk, a] : llvm::enumerate(aRegs)) {
-    Value bDesc = descriptor(add(bTile, idx(kk * 16 * segmentBytes)),
-                             bRows * segmentBytes, 8 * segmentBytes);
-    acc = mmaRegisterA(b, element, headDim, acc, a, bDesc,
+  Value bBase = descriptor(bTile, bRows * segmentBytes, 8 * segmentBytes);
+  for (auto [kk, a] : llvm::enumerate(aRegs))
+    acc = mmaRegisterA(b, element, headDim, acc, a,
+                       descriptorAt(bBase, kk * 16 * segmentBytes),
                        i32(1)); // scale-d: accumulate
-  }
   for (int64_t i = 0; i < n; ++i)
     storeState(LLVM::ExtractValueOp::create(b, acc, i), out, i);
 }
@@ -178,12 +187,11 @@ Value WgmmaEmitter::issueTransposedProduct(Value a, int64_t kRows, Value bTile,
   // Both MN-major: A transposed (col), B transposed (row).
   return issueSharedProduct(
       kRows / 16, n, NVVM::MMALayout::col, NVVM::MMALayout::row,
-      [&](int64_t kk) {
-        return std::pair{
-            descriptor(add(a, idx(kk * 16 * aRowBytes)), kRows * aRowBytes,
-                       8 * aRowBytes, aSwizzle128),
-            descriptor(add(bTile, idx(bStart + kk * 16 * segmentBytes)),
-                       bRows * segmentBytes, 8 * segmentBytes)};
+      [&, aBase = descriptor(a, kRows * aRowBytes, 8 * aRowBytes, aSwizzle128),
+       bBase = descriptor(bTile, bRows * segmentBytes, 8 * segmentBytes)](
+          int64_t kk) {
+        return std::pair{descriptorAt(aBase, kk * 16 * aRowBytes),
+                         descriptorAt(bBase, bStart + kk * 16 * segmentBytes)};
       });
 }
 

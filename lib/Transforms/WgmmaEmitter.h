@@ -118,6 +118,13 @@ protected:
   /// given leading and stride byte offsets.
   Value descriptor(Value address, int64_t leading, int64_t stride,
                    std::optional<int64_t> mode = std::nullopt);
+  /// The descriptor of the matrix `offset` bytes (a multiple of 16) past
+  /// the one `base` describes: one 32-bit add to its low word, which holds
+  /// the start address in 16-byte units below 256 KiB, so nothing carries
+  /// into the other fields. Building each k step's descriptor from its
+  /// address instead cost ptxas a shift, a mask, two adds and a move per
+  /// wgmma.
+  Value descriptorAt(Value base, int64_t offset);
   NVVM::WGMMATypes wgmmaType() const {
     return element.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   }
