@@ -325,6 +325,30 @@ def test_lse_gradient_is_refused_not_wrong():
         (o.sum() + lse.sum()).backward()
 
 
+def test_unused_outputs_need_no_gradient():
+    """An unused lse reaches the backward as None (no zeros read back on
+    the host); an lse whose gradient is zero, with o unused, gives zero
+    gradients; both in eager autograd and through the custom op."""
+    q = torch.randn(1, 2, 8, 16, requires_grad=True)
+    o, lse = fa.attention(q, q, q, causal=True, return_lse=True)
+    (g,) = torch.autograd.grad(o.sum(), q, retain_graph=True)
+    o2 = fa.attention(q, q, q, causal=True)
+    (want,) = torch.autograd.grad(o2.sum(), q)
+    assert torch.equal(g, want) and g.abs().sum() > 0
+    (zero,) = torch.autograd.grad((0 * lse).sum(), q)
+    assert torch.equal(zero, torch.zeros_like(q))
+    class Watching(torch.overrides.TorchFunctionMode):  # the op's path
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    with Watching():
+        o3, lse3 = fa.attention(q, q, q, causal=True, return_lse=True)
+        (g3,) = torch.autograd.grad(o3.sum(), q, retain_graph=True)
+        (zero3,) = torch.autograd.grad((0 * lse3).sum(), q)
+    assert torch.equal(g3, want)
+    assert torch.equal(zero3, torch.zeros_like(q))
+
+
 def test_bad_torch_input():
     q = torch.randn(1, 4, 8, 16)
     with pytest.raises(TypeError, match="mixing torch tensors and numpy"):
