@@ -64,8 +64,9 @@ std::vector<TileConfig> tuningCandidates(DType dtype, int64_t headDim,
     return wgmmaForwardCandidates(headDim);
   if (wgmma && entry == Entry::Backward &&
       llvm::is_contained(tensor_core::kWgmmaBackwardHeadDims, headDim)) {
-    // mma.sync's tiles do not reach these kernels: only dQ's path does.
-    if (!dqAtomicsAllowed)
+    // mma.sync's tiles do not reach these kernels: only dQ's path does,
+    // where dQ by atomics is built.
+    if (!dqAtomicsAllowed || !tensor_core::wgmmaDkDvWholeRows(headDim))
       return {};
     TileConfig atomics{0, 0, 0, 0};
     atomics.dqAtomics = 1;

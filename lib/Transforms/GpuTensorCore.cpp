@@ -423,23 +423,37 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
       // With dq-atomics the dK/dV kernel adds dQ into an f32 accumulator
       // by atomics, and dQ's chain has nothing left to do where it ran.
       bool atomicDq = dqAtomics && !deterministic;
+      // dQ by atomics where the dK/dV blocks hold whole rows of dS (D up
+      // to 128); D 192 and 256 keep the dQ kernel.
+      auto atomicAt = [&](int64_t headDim) {
+        return atomicDq && tensor_core::wgmmaDkDvWholeRows(headDim);
+      };
+      // Two Q/dO stages where they fit, else one (D 256).
       auto dkdvPlan = [&](int64_t headDim,
                           int64_t bytes) -> std::optional<KernelShape> {
-        KernelShape shape{64 * groups, warps, tensor_core::kWgmmaDkDvQueryRows,
-                          2};
-        if (tensor_core::wgmmaSharedBytes(
-                2 * shape.blockN, shape.queryRows, shape.kvStages, headDim,
-                bytes,
-                tensor_core::wgmmaDkDvScratchBytes(
-                    shape.blockN, shape.queryRows, headDim, bytes, atomicDq)) >
-            tensor_core::kHopperSharedBytes)
+        for (int64_t stages : {2, 1}) {
+          KernelShape shape{64 * groups, warps,
+                            tensor_core::kWgmmaDkDvQueryRows, stages};
+          if (tensor_core::wgmmaSharedBytes(
+                  2 * shape.blockN, shape.queryRows, shape.kvStages, headDim,
+                  bytes,
+                  tensor_core::wgmmaDkDvScratchBytes(
+                      shape.blockN, shape.queryRows, headDim, bytes,
+                      atomicAt(headDim))) <= tensor_core::kHopperSharedBytes)
+            return shape;
+        }
+        return std::nullopt;
+      };
+      auto atomicPlan = [&](int64_t headDim,
+                            int64_t bytes) -> std::optional<KernelShape> {
+        if (!atomicAt(headDim))
           return std::nullopt;
-        return shape;
+        return dkdvPlan(headDim, bytes);
       };
       DqAccumulator accum;
       if (atomicDq) {
         accum = setUpDqAccumulator(dkdvOps.first, dqOps.second, layoutOk, d,
-                                   element, args, variant, prefix, dkdvPlan);
+                                   element, args, variant, prefix, atomicPlan);
         dqOps.second = accum.copy;
       }
       chain(dispatch(dkdvOps.first, dkdvOps.second, layoutOk, d, element,
@@ -447,43 +461,45 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                      tensor_core::kWgmmaBackwardHeadDims, dkdvPlan,
                      [&](ImplicitLocOpBuilder &b, int64_t headDim,
                          const KernelShape &shape, StringRef name) {
-                       tensor_core::emitWgmmaDkDv(b, element, headDim, shape,
-                                                  variant, args, accum.buffer,
-                                                  name);
+                       tensor_core::emitWgmmaDkDv(
+                           b, element, headDim, shape, variant, args,
+                           atomicAt(headDim) ? accum.buffer : Value(), name);
                      }),
             dkdvOps);
       llvm::erase_if(mmaHeadDims, [](int64_t headDim) {
         return llvm::is_contained(tensor_core::kWgmmaBackwardHeadDims,
                                   headDim);
       });
-      if (atomicDq) {
+      if (atomicDq)
         chain(dispatch(dqOps.first, dqOps.second, layoutOk, d, element,
                        prefix + "_wgmma_dq",
-                       tensor_core::kWgmmaBackwardHeadDims, dkdvPlan,
+                       tensor_core::kWgmmaBackwardHeadDims, atomicPlan,
                        [](ImplicitLocOpBuilder &, int64_t, const KernelShape &,
                           StringRef) {}),
               dqOps);
-      } else {
-        chain(dispatch(
-                  dqOps.first, dqOps.second, layoutOk, d, element,
-                  prefix + "_wgmma_dq", tensor_core::kWgmmaBackwardHeadDims,
-                  [&](int64_t headDim,
-                      int64_t bytes) -> std::optional<KernelShape> {
+      chain(dispatch(
+                dqOps.first, dqOps.second, layoutOk, d, element,
+                prefix + "_wgmma_dq", tensor_core::kWgmmaBackwardHeadDims,
+                [&](int64_t headDim,
+                    int64_t bytes) -> std::optional<KernelShape> {
+                  if (atomicAt(headDim))
+                    return std::nullopt;
+                  for (int64_t stages : {2, 1}) {
                     KernelShape shape{tensor_core::wgmmaDqBlockN(headDim),
-                                      warps, 64 * groups, 2};
+                                      warps, 64 * groups, stages};
                     if (tensor_core::wgmmaSharedBytes(
                             2 * shape.queryRows, shape.blockN, shape.kvStages,
-                            headDim, bytes) > tensor_core::kHopperSharedBytes)
-                      return std::nullopt;
-                    return withGridSection(shape);
-                  },
-                  [&](ImplicitLocOpBuilder &b, int64_t headDim,
-                      const KernelShape &shape, StringRef name) {
-                    tensor_core::emitWgmmaDq(b, element, headDim, shape,
-                                             variant, args, name);
-                  }),
-              dqOps);
-      }
+                            headDim, bytes) <= tensor_core::kHopperSharedBytes)
+                      return withGridSection(shape);
+                  }
+                  return std::nullopt;
+                },
+                [&](ImplicitLocOpBuilder &b, int64_t headDim,
+                    const KernelShape &shape, StringRef name) {
+                  tensor_core::emitWgmmaDq(b, element, headDim, shape, variant,
+                                           args, name);
+                }),
+            dqOps);
     }
     dispatch(dkdvOps.first, dkdvOps.second, layoutOk, d, element,
              prefix + "_mma_dk_dv", mmaHeadDims, dkdvShape,

@@ -401,29 +401,37 @@ protected:
     return memref::AllocaOp::create(b,
                                     MemRefType::get({n}, b.getF32Type()));
   }
-  /// Register state of headDim / 8 accumulator tiles, zeroed.
-  Value zeroState() {
-    Value state = privateBuffer(headDim / 2);
-    for (int64_t i = 0; i < headDim / 2; ++i)
+  /// Register state of `columns` / 8 accumulator tiles (default: the head
+  /// dim's), zeroed.
+  Value zeroState(std::optional<int64_t> columns = std::nullopt) {
+    int64_t n = columns.value_or(headDim) / 2;
+    Value state = privateBuffer(n);
+    for (int64_t i = 0; i < n; ++i)
       storeState(flt(0.0), state, i);
     return state;
   }
   /// Stores rows `rowOf` of register state, row r times `factor[r]`, into
-  /// memref[batch, head, row, :], rows below `rowsTotal` only.
-  void storeRows(Value state, ArrayRef<Value> factor, Value memref,
-                 Value head, ArrayRef<Value> rowOf, Value rowsTotal) {
+  /// memref[batch, head, row, :], rows below `rowsTotal` only; a state of
+  /// `columns` (default: the head dim) goes to the columns from `column0`
+  /// on.
+  void storeRows(Value state, ArrayRef<Value> factor, Value memref, Value head,
+                 ArrayRef<Value> rowOf, Value rowsTotal,
+                 std::optional<int64_t> columns = std::nullopt,
+                 Value column0 = Value()) {
     auto pair = VectorType::get({2}, element);
     for (int64_t r = 0; r < 2; ++r) {
       auto inRows = scf::IfOp::create(
           b, cmp(arith::CmpIPredicate::slt, rowOf[r], rowsTotal), false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(inRows.thenBlock());
-      for (int64_t dt = 0; dt < headDim / 8; ++dt) {
+      for (int64_t dt = 0; dt < columns.value_or(headDim) / 8; ++dt) {
         Value lo = fmul(loadState(state, dt * 4 + 2 * r), factor[r]);
         Value hi = fmul(loadState(state, dt * 4 + 2 * r + 1), factor[r]);
         Value v = vector::FromElementsOp::create(
             b, pair, ValueRange{toElement(lo), toElement(hi)});
         Value col = add(idx(dt * 8), mul(quadTid, idx(2)));
+        if (column0)
+          col = add(col, column0);
         vector::StoreOp::create(b, v, memref,
                                 ValueRange{batchIdx, head, rowOf[r], col},
                                 /*nontemporal=*/false,

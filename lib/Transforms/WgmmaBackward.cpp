@@ -64,14 +64,18 @@ public:
                                            {args.dO, 3, queryRows}};
     if (dqAccum)
       operands.push_back({dqAccum, 4, queryRows, dqBoxColumns()});
+    assert((!dqAccum || parts() == 1) && "dq-atomics needs whole rows of dS");
     launchWithTensorMaps(
-        operands, {ceilDiv(dims.sk, blockN), dims.hkv, dims.batch},
+        operands,
+        {mul(ceilDiv(dims.sk, blockN), idx(parts())), dims.hkv, dims.batch},
         {blockN, blockN}, queryRows,
         wgmmaDkDvScratchBytes(blockN, queryRows, headDim, elementBytes(),
                               /*withDq=*/bool(dqAccum)),
         name, [&](gpu::LaunchOp, ArrayRef<Value> maps, const SharedLayout &at) {
           kvHead = blockCoord[1];
-          Value n0 = mul(blockCoord[0], idx(blockN));
+          // Block x: key block x / parts, its columns part x % parts.
+          Value part = remi(blockCoord[0], idx(parts()));
+          Value n0 = mul(divi(blockCoord[0], idx(parts())), idx(blockN));
           TilePhase queries = queryPhase(
               variant, dims, n0, min(idx(blockN), sub(dims.sk, n0)));
           // Every query head of the group visits the same tiles.
@@ -103,7 +107,12 @@ public:
                     laneRows(add(n0, mul(warp, idx(16))));
                 Value scale = scoreScale(variant, idx(headDim));
                 Value scaleLog2 = toBase2(scale);
-                Value dk = zeroState(), dv = zeroState();
+                Value dk = zeroState(partColumns()),
+                      dv = zeroState(partColumns());
+                // The part's first column block in the Q and dO tiles.
+                Value partBytes =
+                    mul(part, idx(partColumns() / blockElements() * queryRows *
+                                  segmentBytes));
                 waitBarrier(fixedLanded(at), idx(0));
                 loop(dims.group, [&](Value member) {
                   Value head = add(mul(kvHead, dims.group), member);
@@ -134,8 +143,10 @@ public:
                           auto pRegs = registerOperand(s);
                           auto dsRegs = registerOperand(dp);
                           fence();
-                          issueRegisterProduct(pRegs, dOTile, queryRows, dv);
-                          issueRegisterProduct(dsRegs, qTile, queryRows, dk);
+                          issueRegisterProduct(pRegs, add(dOTile, partBytes),
+                                               queryRows, dv, partColumns());
+                          issueRegisterProduct(dsRegs, add(qTile, partBytes),
+                                               queryRows, dk, partColumns());
                           commit();
                           if (dqAccum)
                             accumulateDq(at, dsRegs, count, group, head, m0,
@@ -151,9 +162,11 @@ public:
                     NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, UnitAttr());
                   });
                 Value one = flt(1.0);
-                storeRows(dk, {scale, scale}, args.dk, kvHead, keyOf,
-                          dims.sk);
-                storeRows(dv, {one, one}, args.dv, kvHead, keyOf, dims.sk);
+                Value column0 = mul(part, idx(partColumns()));
+                storeRows(dk, {scale, scale}, args.dk, kvHead, keyOf, dims.sk,
+                          partColumns(), column0);
+                storeRows(dv, {one, one}, args.dv, kvHead, keyOf, dims.sk,
+                          partColumns(), column0);
               });
         });
   }
@@ -231,6 +244,16 @@ public:
   }
 
 private:
+  /// The columns of dK and dV one dK/dV block accumulates: the head dim's
+  /// up to 128; past it a part of 64 columns, a block per part, each
+  /// recomputing S^T and dP^T over the whole head dim (2x the GEMM work at
+  /// D 192, 2.5x at D 256): whole-width dK and dV would take 192 or 256 of
+  /// a consumer's 240 registers, and S^T and dP^T need 64 more. (Parts of
+  /// 128 at D 256 spilled 444 bytes, 123 spill loads and stores in the
+  /// loop.)
+  int64_t partColumns() const { return headDim <= 128 ? headDim : 64; }
+  int64_t parts() const { return headDim / partColumns(); }
+
   /// The scratch bytes (wgmmaDkDvScratchBytes) hold each consumer's row
   /// statistics (kWgmmaDkDvBuffers buffers of a query tile's base-2 lse
   /// then D: a warpgroup may write tile t + 1's while its slowest warp

@@ -117,19 +117,18 @@ WgmmaEmitter::registerOperand(ArrayRef<SmallVector<Value, 4>> tiles) {
   return regs;
 }
 
-/// One wgmma m64n<headDim>k16 with A from registers (`a`, four 32-bit
+/// One wgmma m64n<columns>k16 with A from registers (`a`, four 32-bit
 /// registers of two elements) and B at descriptor `bDesc`, transposed
 /// (MN-major): acc += A B. NVVM has no op for the register-A form: one
 /// instruction through inline PTX.
 static Value mmaRegisterA(ImplicitLocOpBuilder &b, Type element,
-                          int64_t headDim, Value acc, ArrayRef<Value> a,
+                          int64_t columns, Value acc, ArrayRef<Value> a,
                           Value bDesc, Value accumulate) {
-  int64_t n = headDim / 2;
-  std::string asmText = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
-                        std::to_string(n + 5) +
-                        ", 0;\nwgmma.mma_async.sync.aligned.m64n" +
-                        std::to_string(headDim) + "k16.f32." +
-                        (element.isBF16() ? "bf16.bf16" : "f16.f16") + " {";
+  int64_t n = columns / 2;
+  std::string asmText =
+      "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(n + 5) +
+      ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(columns) +
+      "k16.f32." + (element.isBF16() ? "bf16.bf16" : "f16.f16") + " {";
   SmallVector<std::string> regs;
   for (int64_t i = 0; i < n; ++i)
     regs.push_back("$" + std::to_string(i));
@@ -160,9 +159,9 @@ static Value mmaRegisterA(ImplicitLocOpBuilder &b, Type element,
 }
 
 void WgmmaEmitter::issueRegisterProduct(ArrayRef<SmallVector<Value, 4>> aRegs,
-                                        Value bTile, int64_t bRows,
-                                        Value out) {
-  int64_t n = headDim / 2;
+                                        Value bTile, int64_t bRows, Value out,
+                                        std::optional<int64_t> columns) {
+  int64_t width = columns.value_or(headDim), n = width / 2;
   auto accType = LLVM::LLVMStructType::getLiteral(
       b.getContext(), SmallVector<Type>(n, b.getF32Type()));
   Value acc = LLVM::PoisonOp::create(b, accType);
@@ -170,7 +169,7 @@ void WgmmaEmitter::issueRegisterProduct(ArrayRef<SmallVector<Value, 4>> aRegs,
     acc = LLVM::InsertValueOp::create(b, acc, loadState(out, i), i);
   Value bBase = descriptor(bTile, bRows * segmentBytes, 8 * segmentBytes);
   for (auto [kk, a] : llvm::enumerate(aRegs))
-    acc = mmaRegisterA(b, element, headDim, acc, a,
+    acc = mmaRegisterA(b, element, width, acc, a,
                        descriptorAt(bBase, kk * 16 * segmentBytes),
                        i32(1)); // scale-d: accumulate
   for (int64_t i = 0; i < n; ++i)

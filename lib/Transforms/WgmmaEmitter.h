@@ -160,12 +160,14 @@ protected:
   SmallVector<SmallVector<Value, 4>>
   registerOperand(ArrayRef<SmallVector<Value, 4>> tiles);
   /// Issues out += A B without fence or commit: A from registers
-  /// (registerOperand, one entry per k step), B the [k][headDim] tile of
-  /// `bRows` rows at `bTile`, read MN-major through the transpose bit; `out`
-  /// is register state of headDim / 2 values, holding the result once the
-  /// group is waited for.
-  void issueRegisterProduct(ArrayRef<SmallVector<Value, 4>> aRegs,
-                            Value bTile, int64_t bRows, Value out);
+  /// (registerOperand, one entry per k step), B the [k][columns] tile of
+  /// `bRows` rows at `bTile` (columns: the head dim's unless given; a part
+  /// of a wider tile starts at a column block), read MN-major through the
+  /// transpose bit; `out` is register state of columns / 2 values, holding
+  /// the result once the group is waited for.
+  void issueRegisterProduct(ArrayRef<SmallVector<Value, 4>> aRegs, Value bTile,
+                            int64_t bRows, Value out,
+                            std::optional<int64_t> columns = std::nullopt);
   /// Issues A B (m64 n`n` over k = `kRows`) without fence or commit, both
   /// operands MN-major (rows along k) and read through the transpose bits:
   /// A the tile at `a` whose `kRows` rows are 64 16-bit elements in one

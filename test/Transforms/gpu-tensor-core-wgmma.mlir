@@ -161,10 +161,20 @@
 // CHECK: nvvm.mbarrier.arrive
 // CHECK: module(@gqa_backward_wgmma_dk_dv_d128)
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
-// CHECK-NOT: module(@gqa_backward_wgmma_dq_d
+// D 192 and 256 accumulate dK and dV in parts of 64 columns, a block
+// each, and keep the dQ kernel whatever dq-atomics says.
+// CHECK-NOT: module(@gqa_backward_wgmma_dq_d{{(32|64|80|96|128)[)]}}
+// CHECK: module(@gqa_backward_wgmma_dk_dv_d256)
+// CHECK-NOT: nvvm.cp.async.bulk.tensor.reduce
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// CHECK-NOT: nvvm.cp.async.bulk.tensor.reduce
+// CHECK: module(@gqa_backward_wgmma_dq_d192)
+// CHECK: module(@gqa_backward_wgmma_dq_d256)
 // The copy follows dQ's whole dispatch chain (an scf.if per head dim, the
 // fallback loop in the innermost else), not the fallback alone.
 // CHECK: } {fa.loop = "dq"}
+// CHECK-NEXT: }
+// CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: }

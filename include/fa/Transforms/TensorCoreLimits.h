@@ -69,10 +69,17 @@ inline constexpr int64_t wgmmaForwardSharedBytes(int64_t queryRows,
   return wgmmaSharedBytes(queryRows, blockN, stages, headDim, elementBytes);
 }
 
-/// Head dims with a wgmma backward (sm_90a): the dK/dV kernel keeps dK and
+/// Head dims with a wgmma backward (sm_90a). The dK/dV kernel keeps dK and
 /// dV (D / 2 registers a thread each) in registers across its query tiles,
-/// which leaves room for S^T and dP^T up to D 128.
-inline constexpr int64_t kWgmmaBackwardHeadDims[] = {32, 64, 80, 96, 128};
+/// which leaves room for S^T and dP^T up to D 128; past it each block
+/// accumulates a part of dK's and dV's columns (WgmmaBackward.cpp).
+inline constexpr int64_t kWgmmaBackwardHeadDims[] = {32,  64,  80, 96,
+                                                     128, 192, 256};
+/// Whether the wgmma dK/dV kernel's blocks hold whole rows of dK, dV and
+/// dS at this head dim, which dQ by atomics needs.
+inline constexpr bool wgmmaDkDvWholeRows(int64_t headDim) {
+  return headDim <= 128;
+}
 /// The wgmma backward kernels' consumer warpgroups (64 keys, or 64 query
 /// rows, each) and the dK/dV kernel's query rows per streamed Q/dO tile.
 inline constexpr int64_t kWgmmaBackwardGroups = 2;
@@ -102,7 +109,7 @@ wgmmaDkDvScratchBytes(int64_t blockN, int64_t queryRows, int64_t headDim,
 /// The wgmma dQ kernel's keys per streamed K/V tile: S and dP (blockN / 2
 /// registers each) beside dQ's D / 2.
 inline constexpr int64_t wgmmaDqBlockN(int64_t headDim) {
-  return headDim <= 64 ? 128 : 64;
+  return headDim <= 64 ? 128 : headDim <= 192 ? 64 : 32;
 }
 
 /// The wgmma forward's registers per thread after setmaxnreg, by consumer
