@@ -163,9 +163,10 @@ if stage sanitize; then
       echo "kernels_spec/causal.mlir|1,8,2,197,197,64;1,4,4,300,300,128|$flags"
       echo "kernels_spec/gpt_oss.mlir|1,64,8,197,197,64|$flags"
     done
-    for d in 80 96 256; do
+    for d in 80 96 192 256; do
       echo "kernels_spec/causal.mlir|1,4,2,197,197,$d|--dtype bf16"
     done
+    echo "kernels_spec/gpt_oss.mlir|1,64,8,129,197,256|--dtype bf16"
   }
   : > "$OUT_DIR/sanitize.log"
   for tool in ${FA_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
@@ -181,9 +182,8 @@ fi
 
 # The Hopper (wgmma) forwards: every attention spec at bf16 and f16, on odd
 # shapes at each head dim the wgmma forward covers (the backward, on wgmma
-# up to D 128 and on mma.sync or the scalar loops past it, checked
-# alongside); then their registers, spills and HGMMA
-# count; then forward TFLOP/s of wgmma against mma.sync's default config
+# at the same head dims, checked alongside); then their registers, spills
+# and HGMMA count; then forward TFLOP/s of wgmma against mma.sync's default config
 # on the same shapes (FA_AUTOTUNE=0).
 if stage hopper; then
   {
