@@ -166,7 +166,6 @@ if stage sanitize; then
     for d in 80 96 192 256; do
       echo "kernels_spec/causal.mlir|1,4,2,197,197,$d|--dtype bf16"
     done
-    echo "kernels_spec/gpt_oss.mlir|1,64,8,129,197,256|--dtype bf16"
   }
   : > "$OUT_DIR/sanitize.log"
   for tool in ${FA_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
