@@ -76,6 +76,31 @@ def test_forward_backward_against_float64(device, dtype, variant, sinks):
         assert rel(x.grad, r.grad) < TOL[dtype]
 
 
+@pytest.mark.skipif("cuda" not in DEVICES, reason="needs fa's GPU path")
+@pytest.mark.parametrize("head_dim", [32, 80, 96, 192, 256])
+@pytest.mark.parametrize("sinks", [False, True])
+def test_head_dims_on_the_gpu(head_dim, sinks):
+    """Every tensor-core head dim, forward and backward (the wgmma backward
+    splits dK/dV's columns past D 128), with learnable sinks, on odd
+    lengths, against float64."""
+    torch.manual_seed(head_dim)
+    make = lambda h, s: torch.randn(1, h, s, head_dim, device="cuda",
+                                    dtype=torch.bfloat16, requires_grad=True)
+    q, k, v = make(8, 197), make(2, 301), make(2, 301)
+    s = torch.randn(8, device="cuda", requires_grad=True) if sinks else None
+    variant = dict(causal=True, window=100, sink_tokens=3)
+    o = fa.attention(q, k, v, sinks=s, **variant)
+    do = torch.randn_like(o)
+    o.backward(do)
+    leaves = [q, k, v] + ([s] if sinks else [])
+    refs = [x.detach().double().requires_grad_() for x in leaves]
+    ref = reference(*refs[:3], sinks=refs[3] if sinks else None, **variant)
+    ref.backward(do.double())
+    assert rel(o, ref) < TOL[torch.bfloat16]
+    for x, r in zip(leaves, refs):
+        assert rel(x.grad, r.grad) < TOL[torch.bfloat16]
+
+
 def test_gradcheck_float64():
     torch.manual_seed(1)
     q = torch.randn(1, 2, 7, 8, dtype=torch.float64, requires_grad=True)
