@@ -28,8 +28,12 @@
 // query tile each consumer puts its dS^T in shared memory, and after a
 // named barrier multiplies all 128 keys' dS by its share of K's columns,
 // puts the f32 product in a shared tile and has TMA add it into an f32
-// accumulator. As fast as the dQ kernel at D 128, slower at D 64
-// (bench/NOTES.md), so not the default.
+// accumulator. 3% faster than the dQ kernel at D 128, 8% slower at D 64
+// (bench/NOTES.md): the tuner picks.
+//
+// Past D 128 a dK/dV block accumulates a part of dK's and dV's columns
+// (partColumns) and recomputes S^T and dP^T over the whole head dim; dQ
+// stays in its own kernel there.
 //
 // Each consumer reads its tile's lse and D from a shared buffer its
 // threads fill (one load each), and takes the fixed tiles' addresses
