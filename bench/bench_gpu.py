@@ -14,7 +14,7 @@ Implementations, each where it expresses the variant:
   fa            fa.attention (autotuned: the first call of a shape class
                 times the tensor-core configs; fa_config says what it chose)
   fa-tuned, fa-default   at --fa-default-seqs: fa autotuned and with
-                FA_AUTOTUNE=0 (block-n 64, warps 4) on the same inputs, timed
+                FA_AUTOTUNE=0 (the compiler's tiles) on the same inputs, timed
                 in alternating rounds (--rounds of --reps calls each) so that
                 clocks and heat weigh on both alike
   sdpa-flash2, sdpa-cudnn   F.scaled_dot_product_attention, one backend
@@ -85,7 +85,9 @@ IMPLS = ("fa", "fa-default", "sdpa-flash2", "sdpa-cudnn", "flex", "eager")
 FIELDS = ["impl", "variant", "gpu", "dtype", "d", "b", "hq", "hkv", "s",
           "fwd_ms", "bwd_ms", "fwd_tflops", "bwd_tflops", "fwd_peak_mib",
           "bwd_peak_mib", "status", "fa_config"]
-DEFAULT_CONFIG = "default: block-n 64, warps 4, stages 1, shared 48 KiB"
+# FA_AUTOTUNE=0: the program as compiled (wgmma: the compiler's tiles;
+# mma.sync: block-n 64, warps 4, stages 1, shared 48 KiB).
+DEFAULT_CONFIG = "default: the compiler's tiles"
 
 
 def configs(variants, head_dims, seqs):

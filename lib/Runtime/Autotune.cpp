@@ -16,7 +16,9 @@ static constexpr const char *kFormat =
     "fa-tune 4 block-n %lld warps %lld stages %lld shared %lld groups %lld "
     "section %lld dq-atomics %lld\n";
 
-std::string TileConfig::str() const {
+std::string TileConfig::str(bool wgmma) const {
+  if (wgmma && *this == TileConfig())
+    return "the compiler's tiles";
   std::string text =
       blockN ? llvm::formatv("block-n {0}, warps {1}, stages {2}, shared "
                              "{3} KiB",
@@ -136,14 +138,17 @@ bool storeTunedConfig(const KernelCache &cache, llvm::StringRef key,
 std::optional<TileConfig>
 pickFastest(const std::vector<TileConfig> &candidates,
             llvm::function_ref<double(const TileConfig &)> timeMs,
-            llvm::function_ref<void(const std::string &)> progress) {
+            llvm::function_ref<void(const std::string &)> progress,
+            bool wgmma) {
   std::optional<TileConfig> best;
   double bestMs = 0;
   for (size_t i = 0; i < candidates.size(); ++i) {
     double ms = timeMs(candidates[i]);
     progress("[" + std::to_string(i + 1) + "/" +
-             std::to_string(candidates.size()) + "] " + candidates[i].str() +
-             ": " + (ms < 0 ? std::string("failed") : llvm::formatv("{0:F3} ms", ms).str()));
+             std::to_string(candidates.size()) + "] " +
+             candidates[i].str(wgmma) + ": " +
+             (ms < 0 ? std::string("failed")
+                     : llvm::formatv("{0:F3} ms", ms).str()));
     if (ms >= 0 && (!best || ms < bestMs)) {
       best = candidates[i];
       bestMs = ms;

@@ -60,8 +60,10 @@ struct TileConfig {
   }
   /// "block-n 64, warps 4, stages 1, shared 48 KiB", then the wgmma
   /// groups and grid section where they are not the compiler's choice, and
-  /// dQ's path where it is not dQ's own kernel.
-  std::string str() const;
+  /// dQ's path where it is not dQ's own kernel. The default config is the
+  /// program as compiled, whose wgmma kernels (`wgmma`) take the
+  /// compiler's tiles, not mma.sync's numbers: it reads so there.
+  std::string str(bool wgmma = false) const;
 };
 
 /// The configs worth timing for an entry of `dtype` with head dim `headDim`
@@ -91,12 +93,13 @@ bool storeTunedConfig(const KernelCache &cache, llvm::StringRef key,
                       const TileConfig &config, std::string &error);
 
 /// The candidate `timeMs` rates fastest; a candidate it rates < 0 (failed)
-/// is skipped. `progress` gets one line per candidate. Returns nullopt when
-/// every candidate failed.
+/// is skipped. `progress` gets one line per candidate (str(wgmma)).
+/// Returns nullopt when every candidate failed.
 std::optional<TileConfig>
 pickFastest(const std::vector<TileConfig> &candidates,
             llvm::function_ref<double(const TileConfig &)> timeMs,
-            llvm::function_ref<void(const std::string &)> progress);
+            llvm::function_ref<void(const std::string &)> progress,
+            bool wgmma = false);
 
 } // namespace fa
 

@@ -774,12 +774,12 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
     std::sort(times.begin(), times.end());
     return times[times.size() / 2];
   };
-  std::optional<TileConfig> best = pickFastest(candidates, timeMs, log);
+  std::optional<TileConfig> best = pickFastest(candidates, timeMs, log, wgmma);
   cuda::setKernelTiming(timing);
   if (!best)
     return std::nullopt; // `error` says why the candidates failed
   error.clear();
-  log("chose " + best->str());
+  log("chose " + best->str(wgmma));
   std::string storeError; // no cache directory: nothing stored, no error
   if (!storeTunedConfig(cache, key, *best, storeError))
     log("could not store the choice: " + storeError);

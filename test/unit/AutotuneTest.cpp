@@ -103,6 +103,9 @@ TEST(AutotuneCandidates, FollowTheKernelsLimits) {
                                /*wgmma=*/true, /*dqAtomicsAllowed=*/false)
                   .empty());
   EXPECT_EQ(dqAtomics.str(), "the compiler's tiles, dQ by TMA reduce-adds");
+  // The default is the program as compiled: on wgmma, the compiler's tiles.
+  EXPECT_EQ(TileConfig().str(/*wgmma=*/true), "the compiler's tiles");
+  EXPECT_EQ(TileConfig().str(), "block-n 64, warps 4, stages 1, shared 48 KiB");
   // f32 stays on mma.sync's knobs.
   EXPECT_TRUE(tuningCandidates(DType::F32, 64, Entry::Forward, kH100Shared,
                                /*wgmma=*/true)
