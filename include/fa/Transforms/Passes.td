@@ -111,10 +111,12 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     make Q, K and V's tensor maps (`faTensorMapEncode`) at each launch and
     passes them by value (see fa-kernel-tensor-maps); it launches nothing
     when the driver refuses one. The f16/bf16 backward's dK/dV and dQ loops
-    get warp-specialised wgmma kernels as well for D 32 to 128
+    get warp-specialised wgmma kernels as well at the same head dims
     (`<entry>_wgmma_dk_dv_d<D>`, `<entry>_wgmma_dq_d<D>`): dK/dV blocks of
     128 keys (64 per consumer) hold K and V and stream Q and dO tiles of 64
-    rows over the query tiles that see them. dQ comes from a kernel of its
+    rows over the query tiles that see them; past D 128 a block per 64
+    columns of dK and dV, each recomputing S^T and dP^T over the whole head
+    dim, and dQ always from its own kernel. dQ comes from a kernel of its
     own, with one owner per element and the same bits from run to run:
     blocks of 128 rows hold Q and dO and stream K and V over the forward's
     key tiles (`<entry>_wgmma_dq_d<D>`). With `dq-atomics` (and not
