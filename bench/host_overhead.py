@@ -95,14 +95,20 @@ def breakdown(fa, tiny):
         print(f"  {name:26s} {host_us(fn, 500):8.1f} us")
 
 
-def backward_kernels(name, call, qkv, calls=3):
-    """Prints each GPU activity of the last of `calls` profiled backwards
-    of call(*qkv) (autograd.grad with a random dO), in order."""
-    from torch.autograd import DeviceType
-    from torch.profiler import ProfilerActivity, profile
+def backward_of(call, qkv):
+    """One backward of call(*qkv) as a function: autograd.grad with a
+    random dO, the graph kept for the next."""
     out = call(*qkv)
     dout = torch.randn_like(out)
-    grad = lambda: torch.autograd.grad(out, qkv, dout, retain_graph=True)
+    return lambda: torch.autograd.grad(out, qkv, dout, retain_graph=True)
+
+
+def backward_kernels(name, call, qkv, calls=3):
+    """Prints each GPU activity of the last of `calls` profiled backwards
+    of call(*qkv) (backward_of), in order."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+    grad = backward_of(call, qkv)
     for _ in range(3):
         grad()
     torch.cuda.synchronize()
@@ -175,10 +181,7 @@ def main():
                   f"({flops / single / 1e9:5.0f} TFLOP/s)  queued_ms "
                   f"{queued:7.3f} ({flops / queued / 1e9:5.0f} TFLOP/s)")
             if args.grad:
-                out = call()
-                dout = torch.randn_like(out)
-                grad = lambda: torch.autograd.grad(out, qkv, dout,
-                                                   retain_graph=True)
+                grad = backward_of(fn, qkv)
                 single, _ = common.measure(grad, warmup=3, reps=20,
                                            budget=60)
                 single = statistics.median(single)
@@ -188,7 +191,7 @@ def main():
                       f"{single:7.3f} ({work / single / 1e9:5.0f} TFLOP/s)  "
                       f"queued_ms {queued:7.3f} "
                       f"({work / queued / 1e9:5.0f} TFLOP/s)")
-                out = dout = grad = None
+                grad = None
             if args.backward_kernels and args.grad:
                 backward_kernels(name, fn, qkv)
 
