@@ -11,7 +11,8 @@ backends) and each shape it prints:
               (bench_gpu.py's measure: host time before the launch counts)
   queued_ms   CUDA events around `--queue` calls in a row, per call (the
               host runs ahead; the kernels' own rate)
-with --breakdown, the host time of each step of a forward call; with
+with --breakdown, the host time of each step of a forward and a backward
+call; with
 --profile, cProfile's top entries of fa.attention's calls; and with
 --backward-kernels, each GPU activity (kernel, memset, copy) of one
 backward per implementation and shape, from torch.profiler: its time, the
@@ -65,8 +66,8 @@ def queued_ms(fn, queue, reps=10):
 
 
 def breakdown(fa, tiny):
-    """Host µs per call of each step of fa.attention's forward, one loop
-    each, at the tiny shape (the GPU idles)."""
+    """Host µs per call of each step of fa.attention's forward and
+    backward, one loop each, at the tiny shape (the GPU idles)."""
     from fa import api
     q, k, v = (x.detach() for x in tiny)
     _, program = api._attention_program(q, k, v, True, None, 0, None, None)
@@ -91,6 +92,23 @@ def breakdown(fa, tiny):
             "attention", "forward", descriptors, stream=stream),
         "torch add_ (one launch)": lambda: o.add_(1),
     }
+    # The backward's steps: its entry, the C++ call alone, and autograd's
+    # whole call (the eager Function around the entry).
+    api._run(program, "attention", "forward", tensors)
+    grads = [torch.empty_like(t) for t in (q, k, v)]
+    do = torch.randn_like(q)
+    backward = [q, k, v, o, lse, do] + grads
+    backward_descriptors = [api._descriptor(t) for t in backward]
+    qg = q.clone().requires_grad_()
+    out = fa.attention(qg, k, v, causal=True)
+    steps.update({
+        "attention_backward": lambda: api.attention_backward(
+            q, k, v, o, lse, do, True, None, 0, None, None),
+        "Program.run backward (C++)": lambda: program.run(
+            "attention", "backward", backward_descriptors, stream=stream),
+        "autograd.grad (whole call)": lambda: torch.autograd.grad(
+            out, qg, do, retain_graph=True),
+    })
     for name, fn in steps.items():
         print(f"  {name:26s} {host_us(fn, 500):8.1f} us")
 
