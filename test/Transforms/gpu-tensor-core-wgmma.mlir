@@ -81,7 +81,14 @@
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.wgmma.fence.aligned
 // The first k step of S = Q K^T overwrites the accumulator, the rest add.
-// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// Each operand's descriptor is made once; a later k step adds its offset
+// (bytes / 16: 32 bytes here) to the descriptor's low word alone.
+// CHECK: nvvm.wgmma.mma_async [[A0:%[0-9]+]], [[B0:%[0-9]+]], {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK: [[LOW:%[0-9]+]] = arith.trunci [[A0]] : i64 to i32
+// CHECK: arith.addi [[LOW]], %c2_i32{{.*}} : i32
+// CHECK: arith.andi [[A0]], %c-4294967296_i64{{.*}} : i64
+// CHECK: arith.ori
+// CHECK: arith.trunci [[B0]] : i64 to i32
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
