@@ -101,8 +101,8 @@ struct CompileOptions {
   /// (it overrides dqAtomics; without dqAtomics every path already is).
   bool deterministic = false;
   /// The wgmma backward's dK/dV kernel adds dQ into an f32 accumulator by
-  /// TMA reduce-adds instead of dQ's own kernel: correct, as fast at D 128
-  /// and slower at D 64 today (bench/NOTES.md), so not the default.
+  /// TMA reduce-adds instead of dQ's own kernel, at D up to 128: correct;
+  /// faster or slower by head dim (bench/NOTES.md), so the tuner picks.
   bool dqAtomics = false;
   /// Whether run() times the candidate tensor-core configs on the first call
   /// of each new shape class (head dim, and powers of two bounding Sq, Sk

@@ -428,21 +428,29 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
       auto atomicAt = [&](int64_t headDim) {
         return atomicDq && tensor_core::wgmmaDkDvWholeRows(headDim);
       };
-      // Two Q/dO stages where they fit, else one (D 256).
-      auto dkdvPlan = [&](int64_t headDim,
-                          int64_t bytes) -> std::optional<KernelShape> {
+      // `shape` with two streamed stages where its shared bytes
+      // (`sharedBytes(shape)`) fit, else one (D 256).
+      auto withStages = [](KernelShape shape,
+                           auto sharedBytes) -> std::optional<KernelShape> {
         for (int64_t stages : {2, 1}) {
-          KernelShape shape{64 * groups, warps,
-                            tensor_core::kWgmmaDkDvQueryRows, stages};
-          if (tensor_core::wgmmaSharedBytes(
-                  2 * shape.blockN, shape.queryRows, shape.kvStages, headDim,
-                  bytes,
-                  tensor_core::wgmmaDkDvScratchBytes(
-                      shape.blockN, shape.queryRows, headDim, bytes,
-                      atomicAt(headDim))) <= tensor_core::kHopperSharedBytes)
+          shape.kvStages = stages;
+          if (sharedBytes(shape) <= tensor_core::kHopperSharedBytes)
             return shape;
         }
         return std::nullopt;
+      };
+      auto dkdvPlan = [&](int64_t headDim,
+                          int64_t bytes) -> std::optional<KernelShape> {
+        return withStages(
+            KernelShape{64 * groups, warps, tensor_core::kWgmmaDkDvQueryRows},
+            [&](const KernelShape &shape) {
+              return tensor_core::wgmmaSharedBytes(
+                  2 * shape.blockN, shape.queryRows, shape.kvStages, headDim,
+                  bytes,
+                  tensor_core::wgmmaDkDvScratchBytes(shape.blockN,
+                                                     shape.queryRows, headDim,
+                                                     bytes, atomicAt(headDim)));
+            });
       };
       auto atomicPlan = [&](int64_t headDim,
                             int64_t bytes) -> std::optional<KernelShape> {
@@ -484,15 +492,17 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                     int64_t bytes) -> std::optional<KernelShape> {
                   if (atomicAt(headDim))
                     return std::nullopt;
-                  for (int64_t stages : {2, 1}) {
-                    KernelShape shape{tensor_core::wgmmaDqBlockN(headDim),
-                                      warps, 64 * groups, stages};
-                    if (tensor_core::wgmmaSharedBytes(
+                  std::optional<KernelShape> shape = withStages(
+                      KernelShape{tensor_core::wgmmaDqBlockN(headDim), warps,
+                                  64 * groups},
+                      [&](const KernelShape &shape) {
+                        return tensor_core::wgmmaSharedBytes(
                             2 * shape.queryRows, shape.blockN, shape.kvStages,
-                            headDim, bytes) <= tensor_core::kHopperSharedBytes)
-                      return withGridSection(shape);
-                  }
-                  return std::nullopt;
+                            headDim, bytes);
+                      });
+                  if (!shape)
+                    return std::nullopt;
+                  return withGridSection(*shape);
                 },
                 [&](ImplicitLocOpBuilder &b, int64_t headDim,
                     const KernelShape &shape, StringRef name) {

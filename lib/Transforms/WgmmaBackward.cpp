@@ -264,7 +264,6 @@ private:
   /// still reads tile t's), then the dS^T tiles (keys x query rows,
   /// kWgmmaDkDvBuffers: one warpgroup may write tile t + 1's while the
   /// other still reads tile t's) and the dQ tile.
-  int64_t statisticsBytes() const { return 2 * queryRows * 4; }
   int64_t dsTileBytes() const { return blockN * queryRows * elementBytes(); }
   Value dsTileAt(const SharedLayout &at, Value count) {
     return add(scratchAt(at),
@@ -289,7 +288,7 @@ private:
     Value buffer =
         add(scratchAt(at), mul(add(mul(group, idx(kWgmmaDkDvBuffers)),
                                    remi(count, kWgmmaDkDvBuffers)),
-                               idx(statisticsBytes())));
+                               idx(wgmmaDkDvStatisticsBufferBytes(queryRows))));
     Value lane = remi(tid, 128);
     Value row = min(add(m0, remi(lane, queryRows)), sub(dims.sq, idx(1)));
     auto which = scf::IfOp::create(

@@ -44,6 +44,24 @@ def reference(q, k, v, causal=False, window=None, sink_tokens=0, sinks=None,
     return p[..., :sk] @ v
 
 
+def check_against_float64(q, k, v, sinks, variant, tol):
+    """fa.attention's o and the gradients of q, k, v (and sinks) under a
+    random dO, each within `tol` of the float64 reference."""
+    o = fa.attention(q, k, v, sinks=sinks, **variant)
+    do = torch.randn_like(o)
+    o.backward(do)
+    leaves = [q, k, v] + ([sinks] if sinks is not None else [])
+    refs = [x.detach().double().requires_grad_() for x in leaves]
+    ref = reference(*refs[:3], sinks=refs[3] if sinks is not None else None,
+                    **variant)
+    ref.backward(do.double())
+    assert rel(o, ref) < tol
+    for x, r in zip(leaves, refs):
+        # dsinks (kept in float32) inherits the inputs' rounding through
+        # D = rowsum(dO * o): the inputs' tolerance applies to it too.
+        assert rel(x.grad, r.grad) < tol
+
+
 VARIANTS = [dict(), dict(causal=True), dict(causal=True, window=9),
             dict(causal=True, window=16, sink_tokens=4)]
 
@@ -62,18 +80,7 @@ def test_forward_backward_against_float64(device, dtype, variant, sinks):
     acc = torch.float64 if dtype == torch.float64 else torch.float32
     s = torch.randn(8, device=device, dtype=acc, requires_grad=True) \
         if sinks else None
-    o = fa.attention(q, k, v, sinks=s, **variant)
-    do = torch.randn_like(o)
-    o.backward(do)
-    leaves = [q, k, v] + ([s] if sinks else [])
-    refs = [x.detach().double().requires_grad_() for x in leaves]
-    ref = reference(*refs[:3], sinks=refs[3] if sinks else None, **variant)
-    ref.backward(do.double())
-    assert rel(o, ref) < TOL[dtype]
-    for x, r in zip(leaves, refs):
-        # dsinks (kept in float32) inherits the inputs' rounding through
-        # D = rowsum(dO * o): the inputs' tolerance applies to it too.
-        assert rel(x.grad, r.grad) < TOL[dtype]
+    check_against_float64(q, k, v, s, variant, TOL[dtype])
 
 
 @pytest.mark.skipif("cuda" not in DEVICES, reason="needs fa's GPU path")
@@ -89,16 +96,7 @@ def test_head_dims_on_the_gpu(head_dim, sinks):
     q, k, v = make(8, 197), make(2, 301), make(2, 301)
     s = torch.randn(8, device="cuda", requires_grad=True) if sinks else None
     variant = dict(causal=True, window=100, sink_tokens=3)
-    o = fa.attention(q, k, v, sinks=s, **variant)
-    do = torch.randn_like(o)
-    o.backward(do)
-    leaves = [q, k, v] + ([s] if sinks else [])
-    refs = [x.detach().double().requires_grad_() for x in leaves]
-    ref = reference(*refs[:3], sinks=refs[3] if sinks else None, **variant)
-    ref.backward(do.double())
-    assert rel(o, ref) < TOL[torch.bfloat16]
-    for x, r in zip(leaves, refs):
-        assert rel(x.grad, r.grad) < TOL[torch.bfloat16]
+    check_against_float64(q, k, v, s, variant, TOL[torch.bfloat16])
 
 
 def test_gradcheck_float64():

@@ -122,8 +122,8 @@ static cl::opt<bool>
 static cl::opt<bool> dqAtomics(
     cl::cat(faRunCategory), "dq-atomics",
     cl::desc("the wgmma backward's dK/dV kernel adds dQ by f32 TMA "
-             "reduce-adds instead of dQ's own kernel (as fast at D 128, "
-             "slower at D 64; not deterministic)"),
+             "reduce-adds instead of dQ's own kernel (D up to 128; not "
+             "deterministic)"),
     cl::init(false));
 
 namespace {

@@ -55,8 +55,8 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
   Option<bool> dqAtomics{
       *this, "dq-atomics",
       llvm::cl::desc("the wgmma backward's dK/dV kernel adds dQ by f32 "
-                     "TMA reduce-adds instead of dQ's own kernel (as fast "
-                     "at D 128, slower at D 64)"),
+                     "TMA reduce-adds instead of dQ's own kernel (D up "
+                     "to 128)"),
       llvm::cl::init(false)};
   Option<bool> deterministic{
       *this, "deterministic",

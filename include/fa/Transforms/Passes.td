@@ -125,8 +125,8 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     columns on wgmma, puts the f32 product in a shared tile and has TMA add
     it into an f32 accumulator (cp.reduce.async.bulk.tensor), which a
     kernel zeroes before and one scales into dq after (`_wgmma_dq_zero`,
-    `_wgmma_dq_copy`); it is correct, as fast as dQ's kernel at D 128 and
-    slower at D 64 (bench/NOTES.md, twelfth session), so not the default.
+    `_wgmma_dq_copy`); it is correct, up to D 128, and faster or slower
+    than dQ's kernel by head dim (bench/NOTES.md), so not the default.
     f32 stays on mma.sync, whose kernels never use atomics.
 
     Key and query tiles and their predicates are the phases fa-tile uses

@@ -88,11 +88,15 @@ inline constexpr int64_t kWgmmaDkDvQueryRows = 64;
 /// shared memory per query tile (row statistics, dS^T), so that tile t + 1's
 /// may be written while tile t's is still read.
 inline constexpr int64_t kWgmmaDkDvBuffers = 2;
-/// Shared bytes of the wgmma dK/dV kernel's row statistics: per consumer
-/// warpgroup kWgmmaDkDvBuffers buffers of a query tile's base-2 lse and D
-/// (f32 each).
+/// Shared bytes of one buffer of the wgmma dK/dV kernel's row statistics:
+/// a query tile's base-2 lse and D (f32 each).
+inline constexpr int64_t wgmmaDkDvStatisticsBufferBytes(int64_t queryRows) {
+  return 2 * queryRows * 4;
+}
+/// All of them: kWgmmaDkDvBuffers buffers per consumer warpgroup.
 inline constexpr int64_t wgmmaDkDvStatisticsBytes(int64_t queryRows) {
-  return kWgmmaBackwardGroups * kWgmmaDkDvBuffers * 2 * queryRows * 4;
+  return kWgmmaBackwardGroups * kWgmmaDkDvBuffers *
+         wgmmaDkDvStatisticsBufferBytes(queryRows);
 }
 /// Shared bytes the wgmma dK/dV kernel keeps beside its tiles: the row
 /// statistics, and when it computes dQ too kWgmmaDkDvBuffers dS^T tiles of
