@@ -16,6 +16,9 @@
 #   hopper          the wgmma forwards: checks and SASS (hopper-checks.log,
 #                   hopper-sass.log; not in the default list)
 #   hopper-speed    their TFLOP/s against mma.sync's (hopper-speed.log)
+#   mma-sync-dims   the mma.sync kernels at D 32-256: checks, sanitizers,
+#                   TFLOP/s (mma-sync-checks.log, -memcheck, -racecheck,
+#                   -speed.log)
 #   hopper-schedules  serial against pipelined consumers per head dim
 #                   (hopper-schedules.log)
 #   speeds          fa-run forward TFLOP/s of the FA_SPEEDS cases
@@ -237,6 +240,48 @@ if stage hopper-speed; then
       speed wgmma mha 4,16,16,4096,4096,$d
     done
   } > "$OUT_DIR/hopper-speed.log" 2>&1
+fi
+if stage mma-sync-dims; then
+  # The mma.sync kernels (sm_80/sm_89's path; f32's on Hopper) at every head
+  # dim: checks of each spec forward and backward (D 192 and 256 backward
+  # on the scalar loops), the tuner's other tiles, f16 and f32, compute-
+  # sanitizer at one odd shape per head dim, and TFLOP/s beside D 128.
+  {
+    for d in 32 80 96 192 256; do
+      for spec in causal mha swa streaming; do
+        echo "kernels_spec/$spec.mlir|1,8,2,197,197,$d;2,4,4,300,129,$d|--dtype bf16 --mma-generation mma-sync"
+      done
+      echo "kernels_spec/gqa_causal.mlir|1,32,8,197,197,$d;2,32,8,300,129,$d|--dtype bf16 --mma-generation mma-sync"
+      echo "kernels_spec/causal.mlir|1,8,2,1000,1000,$d|--dtype f16 --mma-generation mma-sync --mma-block-n 128 --mma-kv-stages 2 --mma-warps 8 --mma-shared-bytes 98304"
+      echo "kernels_spec/mha.mlir|1,4,4,333,177,$d|--dtype f32"
+    done
+    echo "kernels_spec/gpt_oss.mlir|1,64,8,197,300,64|--dtype bf16 --mma-generation mma-sync"
+  } | FA_CHECK_JOBS=8 check_jobs "$OUT_DIR/mma-sync-checks.log" || status=1
+  {
+    for d in 32 80 96; do
+      echo "kernels_spec/causal.mlir|1,4,2,197,197,$d|--dtype bf16 --mma-generation mma-sync"
+    done
+    # The backward runs the scalar loops past D 128: a smaller shape.
+    for d in 192 256; do
+      echo "kernels_spec/causal.mlir|1,2,1,97,97,$d|--dtype bf16 --mma-generation mma-sync"
+    done
+  } > /tmp/fa-mma-sanitize.jobs
+  for tool in memcheck racecheck; do
+    FA_CHECK_PREFIX="compute-sanitizer --tool $tool --error-exitcode 1" \
+      FA_CHECK_JOBS=5 check_jobs "$OUT_DIR/mma-sync-$tool.log" \
+      < /tmp/fa-mma-sanitize.jobs || status=1
+  done
+  for d in 32 64 80 96 128 192 256; do
+    speed mma-sync causal 2,16,16,8192,8192,$d
+    speed mma-sync mha 4,16,16,4096,4096,$d
+  done > "$OUT_DIR/mma-sync-speed.log" 2>&1
+  for d in 64 80 128 256; do
+    FA_AUTOTUNE=0 timeout 120 "$FA/bin/fa-run" kernels_spec/mha.mlir \
+      --target gpu --dtype f32 --repeat 10 --shape 2,16,16,2048,2048,$d 2>&1 |
+      grep -iE 'tflop|error' | sed "s/^/f32 mha 2x16x2k D $d: /"
+  done >> "$OUT_DIR/mma-sync-speed.log" 2>&1
+  { sass_report sm_80 _mma_ HMMA "$OUT_DIR/causal-sm80.ptx" || status=1
+  } > "$OUT_DIR/mma-sync-sass.log" 2>&1
 fi
 if stage hopper-schedules; then
   # The wgmma forward's two consumer schedules, serial and pipelined

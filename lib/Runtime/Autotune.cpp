@@ -74,7 +74,8 @@ std::vector<TileConfig> tuningCandidates(DType dtype, int64_t headDim,
     atomics.dqAtomics = 1;
     return {TileConfig(), atomics};
   }
-  if (!tensor_core::hasKernel(headDim))
+  if (entry == Entry::Forward ? !tensor_core::hasKernel(headDim)
+                              : !tensor_core::hasBackwardKernel(headDim))
     return {};
   int64_t bytes = dtypeSize(dtype);
   std::vector<TileConfig> candidates;
@@ -94,7 +95,7 @@ std::vector<TileConfig> tuningCandidates(DType dtype, int64_t headDim,
     for (int64_t warps : {4, 8})
       for (int64_t stages : {1, 2})
         offer({blockN, warps, stages,
-               tensor_core::forwardSharedBytes(blockN, stages, headDim,
+               tensor_core::forwardSharedBytes(blockN, stages, warps, headDim,
                                                bytes)});
   }
   // The loops' order puts the default first: 64 keys, 4 warps and 1 stage

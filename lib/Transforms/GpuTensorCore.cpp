@@ -157,12 +157,30 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// A K/V tile of up to block-n keys, fewer where f32 tiles (or `stages`
   /// of them) would not fit.
   std::optional<KernelShape> keyTileShape(int64_t headDim, int64_t bytes,
-                                          int64_t warps, int64_t stages = 1) {
-    int64_t rows = tensor_core::fittingTileRows(blockN, headDim, bytes,
-                                                sharedBytes / stages);
+                                          int64_t warps, int64_t stages = 1,
+                                          int64_t otherBytes = 0) {
+    int64_t rows = tensor_core::fittingTileRows(
+        blockN, headDim, bytes, (sharedBytes - otherBytes) / stages);
     if (!rows)
       return std::nullopt;
     return KernelShape{rows, warps, /*queryRows=*/0, stages};
+  }
+
+  /// The mma.sync forward's shape: past kMmaSyncQueryRegisterHeadDim a
+  /// shared Q tile beside the K/V tiles where both fit, else (f32 in the
+  /// static 48 KiB) Q's fragments in registers, spilled but on the tensor
+  /// cores.
+  std::optional<KernelShape> mmaSyncForwardShape(int64_t headDim,
+                                                 int64_t bytes) {
+    int64_t queryBytes =
+        tensor_core::queryTileBytes(forwardWarps, headDim, bytes);
+    if (queryBytes > 0)
+      if (std::optional<KernelShape> shape = keyTileShape(
+              headDim, bytes, forwardWarps, kvStages, queryBytes)) {
+        shape->queryRows = 16 * forwardWarps;
+        return shape;
+      }
+    return keyTileShape(headDim, bytes, forwardWarps, kvStages);
   }
 
   /// A forward's `shape` with the pass's grid section.
@@ -253,7 +271,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     dispatch(first, last, layoutOk, d, element,
              (fn.getSymName() + "_mma").str(), tensor_core::kHeadDims,
              [&](int64_t headDim, int64_t bytes) {
-               return keyTileShape(headDim, bytes, forwardWarps, kvStages);
+               return mmaSyncForwardShape(headDim, bytes);
              },
              [&](ImplicitLocOpBuilder &b, int64_t headDim,
                  const KernelShape &shape, StringRef name) {
@@ -407,8 +425,9 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     };
     // The dK/dV and dQ loops' blocks from their first op to their last, and
     // the head dims the mma.sync chains take.
-    SmallVector<int64_t> mmaHeadDims(std::begin(tensor_core::kHeadDims),
-                                     std::end(tensor_core::kHeadDims));
+    SmallVector<int64_t> mmaHeadDims(
+        std::begin(tensor_core::kMmaSyncBackwardHeadDims),
+        std::end(tensor_core::kMmaSyncBackwardHeadDims));
     std::pair<Operation *, Operation *> dkdvOps = {dkdv, dkdv->getNextNode()};
     std::pair<Operation *, Operation *> dqOps = {dq, dq->getNextNode()};
     if (useWgmma(element)) {

@@ -46,8 +46,10 @@ public:
       *m = withUnitStride(*m);
     Dims dims = attentionDims(args.q, args.k);
     Value tiles = ceilDiv(dims.sq, 16 * warps);
-    launch({tiles, dims.hq, dims.batch},
-           {kvStages * blockN, kvStages * blockN}, kernelName,
+    SmallVector<int64_t, 3> tileRows = {kvStages * blockN, kvStages * blockN};
+    if (queryRows > 0)
+      tileRows.push_back(queryRows);
+    launch({tiles, dims.hq, dims.batch}, tileRows, kernelName,
            [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
              emitBody(variant, args, dims, tiles, launch, shared);
            });
@@ -84,10 +86,12 @@ public:
 private:
   /// The forward's shared K and V tiles.
   Value keys, values;
-  /// ldmatrix row addresses of this lane.
+  /// ldmatrix row addresses of this lane; `swizzle` is their row % 8.
   Value keyLoadRow, keyLoadChunk, valueLoadRow, valueLoadChunk, swizzle;
-  /// Q's A fragments, per 16-wide step of D.
+  /// Q's A fragments, per 16-wide step of D, where they stay in registers;
+  /// else the block's shared Q tile (KernelShape::queryRows).
   SmallVector<SmallVector<Value, 4>> qFrag;
+  Value queries;
 
   /// The shared launch, with each thread's ldmatrix row addresses set up
   /// before `body`.
@@ -136,8 +140,7 @@ private:
       Value row = add(row0, columnOrder ? valueLoadRow : keyLoadRow);
       Value chunk = add(idx(col0 / 8),
                         columnOrder ? valueLoadChunk : keyLoadChunk);
-      return ldmatrix(tile, row, mul(xori(chunk, swizzle), idx(8)),
-                      transpose);
+      return ldmatrix(tile, row, sharedChunkColumn(chunk, swizzle), transpose);
     }
     SmallVector<Value, 4> regs;
     for (int64_t m = 0; m < 4; ++m) {
@@ -167,12 +170,12 @@ private:
     }
     return regs;
   }
-  /// Where column `col` of row `row` of a shared tile is: 16-byte chunk c
-  /// of row r lands at chunk c ^ (r % 8), so the 8 rows an 8x8 matrix
-  /// spans sit in distinct banks.
+  /// Where column `col` of row `row` of a shared tile is: its chunk where
+  /// sharedChunkColumn puts it, so that the 8 rows an 8x8 matrix spans sit
+  /// in distinct banks.
   Value swizzledColumn(Value row, Value col) {
     int64_t chunk = chunkElements();
-    return add(mul(xori(divi(col, chunk), remi(row, 8)), idx(chunk)),
+    return add(sharedChunkColumn(divi(col, chunk), remi(row, 8)),
                remi(col, chunk));
   }
   /// A fragments of rows `rowOf` of memref[batch, head] per 16-wide k step
@@ -195,12 +198,21 @@ private:
   /// acc[nt] += a * B(nt) over n-tiles of `rowsB` rows of a [n][k] tile.
   void mmaRows(ArrayRef<SmallVector<Value, 4>> a, Value tile, int64_t rowsB,
                MutableArrayRef<SmallVector<Value, 4>> acc) {
-    for (int64_t kk = 0; kk < headDim / 16; ++kk)
+    mmaRows([&](int64_t kk) { return a[kk]; }, tile, rowsB, acc);
+  }
+  /// The same with A's fragment of k-step kk from `aAt(kk)`, taken as the
+  /// step begins, so that only one step's are live.
+  void mmaRows(llvm::function_ref<SmallVector<Value, 4>(int64_t)> aAt,
+               Value tile, int64_t rowsB,
+               MutableArrayRef<SmallVector<Value, 4>> acc) {
+    for (int64_t kk = 0; kk < headDim / 16; ++kk) {
+      SmallVector<Value, 4> a = aAt(kk);
       for (int64_t np = 0; np < rowsB / 16; ++np) {
         SmallVector<Value, 4> frag = fragBFromRows(tile, np, kk);
-        mma(a[kk], {frag[0], frag[1]}, acc[2 * np]);
-        mma(a[kk], {frag[2], frag[3]}, acc[2 * np + 1]);
+        mma(a, {frag[0], frag[1]}, acc[2 * np]);
+        mma(a, {frag[2], frag[3]}, acc[2 * np + 1]);
       }
+    }
   }
   /// out[dt] += A(acc) * tile over the headDim / 8 n-tiles of a [k][n]
   /// tile of `rowsK` rows; out is register state indexed dt * 4 + e.
@@ -307,8 +319,15 @@ private:
     std::array<Value, 2> rowOf = block.rowOf;
     Value scaleLog2 = toBase2(scoreScale(variant, idx(headDim)));
 
-    // Q fragments, read once from global memory.
-    qFrag = rowFragments(args.q, head, rowOf, dims.sq);
+    // Q fragments, read once from global memory; past
+    // kMmaSyncQueryRegisterHeadDim Q lands in shared memory instead (its
+    // own cp.async group, which the first key tile's wait covers).
+    if (queryRows > 0) {
+      queries = shared[2];
+      loadTile(args.q, queries, m0, dims.sq, head);
+    } else {
+      qFrag = rowFragments(args.q, head, rowOf, dims.sq);
+    }
 
     State state = initForwardState(args.sinks, head);
 
@@ -344,7 +363,11 @@ private:
     // S = Q K^T: blockN / 8 accumulator tiles of 16 x 8.
     int64_t nTiles = blockN / 8;
     SmallVector<SmallVector<Value, 4>> s = zeroTiles(nTiles);
-    mmaRows(qFrag, keyTile, blockN, s);
+    if (queries)
+      mmaRows([&](int64_t kk) { return fragA(queries, mul(warp, idx(16)), kk); },
+              keyTile, blockN, s);
+    else
+      mmaRows(qFrag, keyTile, blockN, s);
 
     onlineSoftmax(variant, dims, state, scaleLog2, rowOf, n0, keyHi, s);
     return s;

@@ -47,6 +47,9 @@ constexpr int64_t kWarps = 4;
 struct KernelShape {
   int64_t blockN;
   int64_t warps = kWarps;
+  /// Rows of a shared Q tile: the dK/dV kernel's per streamed Q/dO tile;
+  /// the mma.sync forward's for the block where its Q fragments do not stay
+  /// in registers (0 where they do).
   int64_t queryRows = 0;
   /// The forward's K/V tiles in shared memory at once (1 or 2).
   int64_t kvStages = 1;
@@ -149,9 +152,9 @@ protected:
     SmallVector<Type> tileTypes;
     int64_t bytes = 0;
     for (int64_t rows : tileRows) {
-      tileTypes.push_back(MemRefType::get({rows, headDim}, element,
+      tileTypes.push_back(MemRefType::get({rows, sharedRowElements()}, element,
                                           AffineMap(), workgroupSpace()));
-      bytes += rows * headDim * elementBytes();
+      bytes += rows * sharedRowElements() * elementBytes();
     }
     bool dynamic = bytes > tensor_core::kStaticSharedBytes;
     launchBlocks(extents, dynamic ? bytes : 0,
@@ -444,7 +447,22 @@ protected:
     return element.getIntOrFloatBitWidth() / 8;
   }
   /// Elements per 16-byte chunk: the unit of cp.async and of the swizzle.
-  int64_t chunkElements() const { return 16 / elementBytes(); }
+  int64_t chunkElements() const {
+    return tensor_core::chunkElements(elementBytes());
+  }
+  /// Elements per row of a shared tile (tensor_core::sharedRowElements).
+  int64_t sharedRowElements() const {
+    return tensor_core::sharedRowElements(headDim, elementBytes());
+  }
+  /// The column of a shared tile where 16-byte chunk `chunk` of row `row`
+  /// starts: chunk ^ (row % 8) where the rows swizzle, else the chunk itself
+  /// (the rows are padded instead). `rowMod8` is row % 8 where the caller
+  /// has it.
+  Value sharedChunkColumn(Value chunk, Value rowMod8) {
+    if (tensor_core::swizzlesRows(headDim, elementBytes()))
+      chunk = xori(chunk, rowMod8);
+    return mul(chunk, idx(chunkElements()));
+  }
   /// An f32 value in the element type.
   Value toElement(Value x) {
     return element.isF32() ? x : arith::TruncFOp::create(b, element, x);
@@ -529,7 +547,7 @@ protected:
   /// Issues the cp.async copies of rows [start, start + rows) of
   /// source[batch, head] into `tile` (rows past `limit` are zero filled, so
   /// a partial last tile contributes nothing) and commits them as one
-  /// group. Chunk c of row r lands at chunk c ^ (r % 8).
+  /// group. Chunk c of row r lands at sharedChunkColumn.
   void loadTile(Value source, Value tile, Value start, Value limit,
                 Value head) {
     copyTile(source, tile, start, limit, head);
@@ -542,17 +560,28 @@ protected:
     int64_t rows = cast<MemRefType>(tile.getType()).getDimSize(0);
     int64_t chunkSize = chunkElements();
     int64_t chunksPerRow = headDim / chunkSize;
-    assert((32 * warps) % chunksPerRow == 0 &&
-           "the block's threads split into whole rows");
-    int64_t rowsPerPass = 32 * warps / chunksPerRow;
-    Value chunk = remi(tid, chunksPerRow);
+    int64_t threads = 32 * warps;
+    int64_t chunks = rows * chunksPerRow;
+    // Pass p copies chunks [p * threads, (p + 1) * threads) of the tile in
+    // row order. Where the threads split into whole rows, each thread keeps
+    // its chunk column from pass to pass.
+    bool wholeRows = threads % chunksPerRow == 0;
+    Value firstChunk = remi(tid, chunksPerRow);
     Value firstRow = divi(tid, chunksPerRow);
     Value lastRow = sub(limit, idx(1));
-    for (int64_t pass = 0; pass * rowsPerPass < rows; ++pass) {
-      Value row = add(firstRow, idx(pass * rowsPerPass));
-      // A tile shorter than one pass leaves the surplus threads idle.
+    for (int64_t first = 0; first < chunks; first += threads) {
+      Value row, chunk;
+      if (wholeRows) {
+        row = add(firstRow, idx(first / chunksPerRow));
+        chunk = firstChunk;
+      } else {
+        Value linear = add(tid, idx(first));
+        row = divi(linear, chunksPerRow);
+        chunk = remi(linear, chunksPerRow);
+      }
+      // A last pass past the tile's end leaves the surplus threads idle.
       std::optional<OpBuilder::InsertionGuard> guard;
-      if ((pass + 1) * rowsPerPass > rows) {
+      if (first + threads > chunks) {
         auto inTile = scf::IfOp::create(
             b, cmp(arith::CmpIPredicate::slt, row, idx(rows)), false);
         guard.emplace(b);
@@ -563,7 +592,7 @@ protected:
       Value srcElements = select(inRange, idx(chunkSize), idx(0));
       nvgpu::DeviceAsyncCopyOp::create(
           b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tile,
-          ValueRange{row, mul(xori(chunk, remi(row, 8)), idx(chunkSize))},
+          ValueRange{row, sharedChunkColumn(chunk, remi(row, 8))},
           source,
           ValueRange{batchIdx, head, min(srcRow, lastRow),
                      mul(chunk, idx(chunkSize))},

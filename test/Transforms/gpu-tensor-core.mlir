@@ -9,6 +9,7 @@
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core=kv-stages=3 2>&1 | FileCheck %s --check-prefix=BADSTAGES
 // RUN: fa-opt %s --fa-tile --fa-gpu-tensor-core=forward-warps=8 | FileCheck %s --check-prefix=WARPS8
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core=forward-warps=6 2>&1 | FileCheck %s --check-prefix=BADWARPS
+// RUN: fa-opt %s --fa-tile --fa-gpu-tensor-core | FileCheck %s --check-prefix=DIMS
 // BAD: error: fa-gpu-tensor-core: block-n must be a positive multiple of 16, got 24
 // BADWARPS: error: fa-gpu-tensor-core: forward-warps must be 4 or 8, got 6
 // BADSTAGES: error: fa-gpu-tensor-core: kv-stages must be 1 or 2, got 3
@@ -166,3 +167,37 @@ fa.kernel @gqa {
     return %dq, %dk, %dv : tensor<?x32x?x?xbf16>, tensor<?x8x?x?xbf16>, tensor<?x8x?x?xbf16>
   }
 }
+
+// Every head dim from 32 to 256 has a forward kernel, in this order. Rows
+// of whole 128-byte swizzle periods (D 64, 128, 192, 256 in bf16) swizzle;
+// D 32, 80 and 96 pad each row by one 16-byte chunk (an odd stride in
+// chunks) and copy no XOR. Past D 128 the block's Q is a shared tile of 16
+// rows a warp, whose fragments ldmatrix reads per key tile, and the K/V
+// tiles shrink to fit beside it. The backward's kernels go to D 128.
+// DIMS-LABEL: func.func @gqa_forward(
+// DIMS: arith.cmpi eq, %{{.*}}, %c32
+// DIMS: function(@gqa_forward_mma_d32) workgroup({{.*}} : memref<64x40xbf16, {{.*}}, {{.*}} : memref<64x40xbf16
+// DIMS-NOT: arith.xori
+// DIMS: nvgpu.device_async_copy
+// DIMS: function(@gqa_forward_mma_d64) workgroup({{.*}} : memref<64x64xbf16
+// DIMS: arith.xori
+// DIMS: nvgpu.device_async_copy
+// DIMS: function(@gqa_forward_mma_d80) workgroup({{.*}} : memref<64x88xbf16, {{.*}}, {{.*}} : memref<64x88xbf16
+// DIMS-NOT: arith.xori
+// DIMS: function(@gqa_forward_mma_d96) workgroup({{.*}} : memref<64x104xbf16, {{.*}}, {{.*}} : memref<64x104xbf16
+// DIMS-NOT: arith.xori
+// DIMS: function(@gqa_forward_mma_d128) workgroup({{.*}} : memref<64x128xbf16, {{.*}}, {{.*}} : memref<64x128xbf16
+// DIMS: function(@gqa_forward_mma_d192) workgroup({{.*}} : memref<32x192xbf16, {{.*}}, {{.*}} : memref<32x192xbf16, {{.*}}, {{.*}} : memref<64x192xbf16
+// DIMS: nvgpu.device_async_copy
+// DIMS: nvvm.cp.async.commit.group
+// DIMS: nvgpu.ldmatrix
+// DIMS: function(@gqa_forward_mma_d256) workgroup({{.*}} : memref<16x256xbf16, {{.*}}, {{.*}} : memref<16x256xbf16, {{.*}}, {{.*}} : memref<64x256xbf16
+// DIMS: } else {
+// DIMS: scf.parallel
+// DIMS-LABEL: func.func @gqa_backward(
+// DIMS: module(@gqa_backward_mma_dk_dv_d32)
+// DIMS: module(@gqa_backward_mma_dk_dv_d80) function(@gqa_backward_mma_dk_dv_d80) workgroup({{.*}} : memref<64x88xbf16
+// DIMS: module(@gqa_backward_mma_dk_dv_d96)
+// DIMS: module(@gqa_backward_mma_dk_dv_d128)
+// DIMS-NOT: _mma_dk_dv_d192
+// DIMS: module(@gqa_backward_mma_dq_d32)

@@ -58,10 +58,11 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
   let description = [{
     Runs after fa-tile, on its tiled entries. A dispatch on the run-time
     head dim and layout goes in front of the scalar tile loops: when D is
-    one of 64 and 128, every operand the kernels touch has a unit stride on
-    D, the other strides are multiples of 16 bytes and the data are
-    16-byte aligned, a warp-level kernel (`<entry>_mma_*_d<D>`) runs
-    instead; any other shape keeps the scalar loops.
+    one of 32, 64, 80, 96, 128, 192 and 256 (the backward: up to 128),
+    every operand the kernels touch has a unit stride on D, the other
+    strides are multiples of 16 bytes and the data are 16-byte aligned, a
+    warp-level kernel (`<entry>_mma_*_d<D>`) runs instead; any other shape
+    keeps the scalar loops.
 
     f16 and bf16 run on mma.sync m16n8k16; f32 on tf32 m16n8k8 with the
     same fragment layout (each k pair of f16 is two tf32 registers), read
@@ -77,7 +78,10 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     each warp owns 16 query rows with Q in registers; K and V tiles of
     `block-n` keys are staged in shared memory by cp.async (zero filled past
     Sk; the V copy overlaps Q K^T, the next K copy overlaps P V) with an XOR
-    swizzle so ldmatrix is conflict free; S = Q K^T and O += P V are
+    swizzle so ldmatrix is conflict free (rows of whole 128-byte periods;
+    other rows, as D 32, 80 and 96 in 16-bit types, are padded by one
+    16-byte chunk instead, an odd stride that spreads 8 rows over the
+    banks just as well); S = Q K^T and O += P V are
     mma.sync m16n8k16 with f32 accumulators, P reused from the S registers;
     the online softmax runs in registers in base 2 (one FMA and one exp2
     per score) with quad shuffles.

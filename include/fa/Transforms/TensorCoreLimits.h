@@ -15,10 +15,45 @@
 
 namespace fa::tensor_core {
 
-/// Head dims with a tensor-core kernel. The shared-memory swizzle needs at
-/// least 8 chunks of 16 bytes per row (16 for f32); the registers of 16 rows x D
-/// accumulators per warp bound it above.
-inline constexpr int64_t kHeadDims[] = {64, 128};
+/// Head dims with an mma.sync forward (sm_80 and later; f32 on Hopper):
+/// multiples of 16, whose O accumulators (D / 2 registers a thread) and Q
+/// fragments (D / 4) leave room for S up to D 256.
+inline constexpr int64_t kHeadDims[] = {32, 64, 80, 96, 128, 192, 256};
+
+/// Past this head dim the mma.sync forward reads Q's fragments from a
+/// shared tile at each key tile instead of holding them (D / 4 registers a
+/// thread) beside O: at D 192 and 256 ptxas spilled them.
+inline constexpr int64_t kMmaSyncQueryRegisterHeadDim = 128;
+inline constexpr bool mmaSyncQueryInShared(int64_t headDim) {
+  return headDim > kMmaSyncQueryRegisterHeadDim;
+}
+
+/// Head dims with an mma.sync backward: its dK/dV kernel keeps dK and dV
+/// (D / 2 registers a thread each) and K and V's fragments (D / 8 each)
+/// beside S^T and dP^T, which past D 128 spills.
+inline constexpr int64_t kMmaSyncBackwardHeadDims[] = {32, 64, 80, 96, 128};
+
+/// Elements of a 16-byte chunk, the unit of cp.async and of the swizzle.
+inline constexpr int64_t chunkElements(int64_t elementBytes) {
+  return 16 / elementBytes;
+}
+
+/// Whether rows of `headDim` elements take the XOR swizzle (chunk c of row r
+/// at c ^ (r % 8)): they must be whole periods of 8 chunks.
+inline constexpr bool swizzlesRows(int64_t headDim, int64_t elementBytes) {
+  return (headDim / chunkElements(elementBytes)) % 8 == 0;
+}
+
+/// Elements per row of an mma.sync kernel's shared tile: the head dim, plus
+/// one chunk of padding where the rows do not swizzle (D 32, 80 and 96 in
+/// 16-bit types). Those rows are then an odd number of chunks apart, so the
+/// 8 rows an ldmatrix reads at one column still land in 8 distinct 16-byte
+/// bank groups.
+inline constexpr int64_t sharedRowElements(int64_t headDim,
+                                           int64_t elementBytes) {
+  return headDim +
+         (swizzlesRows(headDim, elementBytes) ? 0 : chunkElements(elementBytes));
+}
 
 /// Head dims with a wgmma forward (sm_90a): multiples of 16 whose O
 /// accumulators (D / 2 registers a thread) leave room for the rest.
@@ -180,6 +215,12 @@ inline constexpr bool hasKernel(int64_t headDim) {
       return true;
   return false;
 }
+inline constexpr bool hasBackwardKernel(int64_t headDim) {
+  for (int64_t d : kMmaSyncBackwardHeadDims)
+    if (d == headDim)
+      return true;
+  return false;
+}
 
 /// The dK/dV kernel's full shape: 16 keys per warp, and the query rows of
 /// its shared Q and dO tiles. Smaller shared memory takes fewer of both.
@@ -190,7 +231,7 @@ inline constexpr int64_t kDkDvQueryRows = 64;
 /// `elementBytes` each (K and V; or K, V and Q, dO with their rows summed).
 inline constexpr int64_t tileBytes(int64_t rows, int64_t headDim,
                                    int64_t elementBytes) {
-  return 2 * rows * headDim * elementBytes;
+  return 2 * rows * sharedRowElements(headDim, elementBytes) * elementBytes;
 }
 
 /// Whether those tiles fit `sharedBytes` (by default the static shared
@@ -202,12 +243,24 @@ inline constexpr bool tilesFit(int64_t rows, int64_t headDim,
   return tileBytes(rows, headDim, elementBytes) <= sharedBytes;
 }
 
-/// The shared memory a forward with `stages` K/V tiles of `blockN` keys
-/// needs (at least the static amount, which every block has anyway).
+/// Bytes of the mma.sync forward's shared Q tile (16 rows a warp), where
+/// it has one.
+inline constexpr int64_t queryTileBytes(int64_t warps, int64_t headDim,
+                                        int64_t elementBytes) {
+  return mmaSyncQueryInShared(headDim)
+             ? 16 * warps * sharedRowElements(headDim, elementBytes) *
+                   elementBytes
+             : 0;
+}
+
+/// The shared memory a forward of `warps` warps with `stages` K/V tiles of
+/// `blockN` keys needs (at least the static amount, which every block has
+/// anyway).
 inline constexpr int64_t forwardSharedBytes(int64_t blockN, int64_t stages,
-                                            int64_t headDim,
+                                            int64_t warps, int64_t headDim,
                                             int64_t elementBytes) {
-  return std::max(tileBytes(stages * blockN, headDim, elementBytes),
+  return std::max(tileBytes(stages * blockN, headDim, elementBytes) +
+                      queryTileBytes(warps, headDim, elementBytes),
                   kStaticSharedBytes);
 }
 
