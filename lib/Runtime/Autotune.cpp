@@ -83,6 +83,13 @@ std::vector<TileConfig> tuningCandidates(DType dtype, int64_t headDim,
     if (config.sharedBytes <= maxSharedBytes)
       candidates.push_back(config);
   };
+  // Past D 128 the forward's shared Q tile puts even the default block-n
+  // past static shared memory; the default (fewer keys in 48 KiB) goes
+  // first all the same.
+  if (entry == Entry::Forward &&
+      tensor_core::forwardSharedBytes(64, 1, 4, headDim, bytes) >
+          tensor_core::kStaticSharedBytes)
+    offer({64, 4, 1, tensor_core::kStaticSharedBytes});
   for (int64_t blockN : {64, 128}) {
     if (entry == Entry::Backward) {
       int64_t full = tensor_core::backwardSharedBytes(blockN, headDim, bytes);

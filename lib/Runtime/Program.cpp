@@ -146,6 +146,8 @@ struct Program::Impl {
   std::string cacheStatus;
   /// Shapes already checked, per entry function.
   std::set<std::string> validated;
+  /// (kernel, entry, D, reason) of the scalar fallbacks already logged.
+  std::set<std::string> fallbacksLogged;
   /// Packed entry points of the engine, looked up at first use.
   llvm::StringMap<void (*)(void **)> entryPoints;
   std::mutex mutex;
@@ -183,6 +185,13 @@ struct Program::Impl {
   /// The config to run `args` with: the default unless autotuning applies,
   /// then the one tuned for their shape class (tuned now if none is known).
   /// Nullopt with `error` set when tuning failed.
+  /// Says once per kernel, entry, head dim and reason on stderr when the
+  /// GPU program will run these operands on its scalar loops.
+  void logScalarFallback(const std::string &kernelName, Entry entry,
+                         const std::string &entryName, func::FuncOp fn,
+                         const std::vector<Tensor> &args);
+  /// Whether this GPU program's kernels are wgmma's (asked once).
+  std::optional<bool> wgmmaGeneration;
   std::optional<TileConfig> chooseConfig(const std::string &kernelName,
                                          Entry entry,
                                          const std::string &entryName,
@@ -648,6 +657,8 @@ bool Program::run(const std::string &kernelName, Entry entry,
   }
   if (!impl->validate(kernel, fn, entryName, args, error))
     return false;
+  if (impl->target == Target::GPU)
+    impl->logScalarFallback(kernelName, entry, entryName, fn, args);
   std::optional<TileConfig> config =
       impl->chooseConfig(kernelName, entry, entryName, args, stream, error);
   if (!config)
@@ -655,6 +666,44 @@ bool Program::run(const std::string &kernelName, Entry entry,
   Impl *configured = impl->withConfig(*config, error);
   return configured &&
          configured->invoke(kernelName, entryName, args, error, stream);
+}
+
+void Program::Impl::logScalarFallback(const std::string &kernelName,
+                                      Entry entry,
+                                      const std::string &entryName,
+                                      func::FuncOp fn,
+                                      const std::vector<Tensor> &args) {
+  if (!isa<AttentionOp, AttentionGradOp>(KernelOp::getComputeOp(fn)))
+    return;
+  // The dispatch's operand test (TensorCoreEmitter::isVectorFriendly) on
+  // every [B, H, S, D] operand.
+  int64_t bytes = dtypeSize(dtype);
+  bool layoutOk = true;
+  for (const Tensor &t : args) {
+    if (t.sizes.size() != 4)
+      continue;
+    layoutOk = layoutOk && t.strides[3] == 1 &&
+               reinterpret_cast<std::uintptr_t>(t.data) % 16 == 0;
+    for (int d = 0; d < 3; ++d)
+      layoutOk = layoutOk && (t.strides[d] * bytes) % 16 == 0;
+  }
+  int64_t headDim = args[0].sizes[3];
+  if (!wgmmaGeneration)
+    wgmmaGeneration = resolveTensorCoreGeneration(options.mmaGeneration,
+                                                  cuda::deviceArch()) ==
+                      "wgmma";
+  const char *reason = tensor_core::scalarFallbackReason(
+      entry == Entry::Backward, bytes, headDim, *wgmmaGeneration, layoutOk);
+  if (!reason)
+    return;
+  std::string line = "fa: note: kernel '" + kernelName + "' " + entryName +
+                     " at D " + std::to_string(headDim) + " (" +
+                     dtypeName(dtype) +
+                     ") runs the scalar GPU loops, far slower than the "
+                     "tensor cores: " +
+                     reason;
+  if (fallbacksLogged.insert(line).second)
+    llvm::errs() << line << "\n";
 }
 
 CompileOptions Program::Impl::optionsFor(const TileConfig &config) const {

@@ -27,8 +27,25 @@ TEST(AutotuneCandidates, FollowTheKernelsLimits) {
   // No tensor-core kernels: nothing to tune.
   EXPECT_TRUE(tuningCandidates(DType::F32, 64, Entry::Forward, kH100Shared)
                   .empty());
-  EXPECT_TRUE(tuningCandidates(DType::BF16, 96, Entry::Forward, kH100Shared)
+  EXPECT_TRUE(tuningCandidates(DType::BF16, 40, Entry::Forward, kH100Shared)
                   .empty());
+  // D 192 and 256 have an mma.sync forward but no mma.sync backward.
+  EXPECT_TRUE(tuningCandidates(DType::BF16, 192, Entry::Backward, kH100Shared)
+                  .empty());
+  // D 96's rows are padded by a chunk (104 elements): 64-key tiles take
+  // 2 x 64 x 208 bytes.
+  EXPECT_EQ(tuningCandidates(DType::BF16, 96, Entry::Forward, kH100Shared)[4],
+            (TileConfig{128, 4, 1, 2 * 128 * 208}));
+  // D 256: the default in 48 KiB first, then tiles beside a shared Q tile
+  // of 16 rows a warp (4 warps: 32 KiB), those past 227 KiB left out.
+  EXPECT_EQ(tuningCandidates(DType::BF16, 256, Entry::Forward, kH100Shared),
+            (std::vector<TileConfig>{{64, 4, 1, 48 * kKiB},
+                                     {64, 4, 1, 96 * kKiB},
+                                     {64, 4, 2, 160 * kKiB},
+                                     {64, 8, 1, 128 * kKiB},
+                                     {64, 8, 2, 192 * kKiB},
+                                     {128, 4, 1, 160 * kKiB},
+                                     {128, 8, 1, 192 * kKiB}}));
   // D 128 forward: each candidate asks for the shared memory its K/V tiles
   // need (2 tiles x stages x block-n x 128 x 2 bytes), at least 48 KiB.
   EXPECT_EQ(tuningCandidates(DType::BF16, 128, Entry::Forward, kH100Shared),
@@ -227,6 +244,39 @@ TEST_F(AutotuneTest, TwoProcessesTuningOneKeyLeaveAValidEntry) {
   ASSERT_TRUE(loaded);
   EXPECT_EQ(loaded->blockN, 64);
   EXPECT_TRUE(loaded->warps == 4 || loaded->warps == 8);
+}
+
+} // namespace
+
+namespace {
+
+TEST(TensorCoreCoverage, ScalarFallbackReasons) {
+  using tensor_core::scalarFallbackReason;
+  // Every head dim the issue lists runs on the tensor cores, 16-bit and
+  // f32, forward on both generations; mma.sync's backward stops at 128.
+  for (int64_t headDim : {32, 64, 80, 96, 128, 192, 256}) {
+    for (bool wgmma : {false, true}) {
+      EXPECT_EQ(scalarFallbackReason(false, 2, headDim, wgmma, true), nullptr);
+      EXPECT_EQ(scalarFallbackReason(false, 4, headDim, wgmma, true), nullptr);
+    }
+    EXPECT_EQ(scalarFallbackReason(true, 2, headDim, /*wgmma=*/true, true),
+              nullptr);
+  }
+  EXPECT_EQ(scalarFallbackReason(true, 2, 128, false, true), nullptr);
+  EXPECT_STREQ(scalarFallbackReason(true, 2, 192, false, true),
+               "the mma.sync backward takes D = 32, 64, 80, 96 and 128");
+  EXPECT_STREQ(scalarFallbackReason(true, 4, 256, true, true),
+               "the mma.sync backward takes D = 32, 64, 80, 96 and 128");
+  EXPECT_STREQ(scalarFallbackReason(false, 2, 40, true, true),
+               "the wgmma kernels take D = 32, 64, 80, 96, 128, 192 and 256");
+  EXPECT_STREQ(scalarFallbackReason(false, 2, 48, false, true),
+               "the mma.sync forward takes D = 32, 64, 80, 96, 128, 192 and "
+               "256");
+  EXPECT_STREQ(scalarFallbackReason(false, 8, 64, true, true),
+               "f64 has no tensor-core kernel");
+  EXPECT_STREQ(scalarFallbackReason(false, 2, 64, true, false),
+               "an operand is not unit-stride on D with 16-byte aligned "
+               "strides and start");
 }
 
 } // namespace

@@ -222,6 +222,40 @@ inline constexpr bool hasBackwardKernel(int64_t headDim) {
   return false;
 }
 
+/// Why fa-gpu-tensor-core's dispatch sends an attention entry (the
+/// backward when `backward`) with these operands to the scalar GPU loops,
+/// or null when a tensor-core kernel takes them. `layoutOk` is the
+/// dispatch's operand test: unit stride on D, the other strides multiples
+/// of 16 bytes, 16-byte aligned starts. `wgmma`: the pass's generation.
+inline const char *scalarFallbackReason(bool backward, int64_t elementBytes,
+                                        int64_t headDim, bool wgmma,
+                                        bool layoutOk) {
+  if (elementBytes == 8)
+    return "f64 has no tensor-core kernel";
+  if (!layoutOk)
+    return "an operand is not unit-stride on D with 16-byte aligned "
+           "strides and start";
+  auto contains = [&](const auto &dims) {
+    for (int64_t d : dims)
+      if (d == headDim)
+        return true;
+    return false;
+  };
+  if (wgmma && elementBytes == 2)
+    return contains(backward ? kWgmmaBackwardHeadDims : kWgmmaHeadDims)
+               ? nullptr
+               : "the wgmma kernels take D = 32, 64, 80, 96, 128, 192 and "
+                 "256";
+  if (backward)
+    return contains(kMmaSyncBackwardHeadDims)
+               ? nullptr
+               : "the mma.sync backward takes D = 32, 64, 80, 96 and 128";
+  return contains(kHeadDims)
+             ? nullptr
+             : "the mma.sync forward takes D = 32, 64, 80, 96, 128, 192 and "
+               "256";
+}
+
 /// The dK/dV kernel's full shape: 16 keys per warp, and the query rows of
 /// its shared Q and dO tiles. Smaller shared memory takes fewer of both.
 inline constexpr int64_t kDkDvWarps = 4;
