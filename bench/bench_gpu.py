@@ -24,6 +24,11 @@ Implementations, each where it expresses the variant:
                 log-sum-exp, o * sigmoid(lse - sink) (one extra logit s in a
                 row with normalizer Z scales it by Z / (Z + e^s)); the
                 gradient reaches the sinks through lse
+  fa4           FlashAttention-4 (pip flash-attn-4, flash_attn.cute's
+                flash_attn_func; a JIT like fa): [B, S, H, D] views of the
+                same tensors, windows as window_size (W - 1, 0), learnable
+                sinks as learnable_sink; no sink tokens. Installed on the
+                GPU machine from carried wheels (gpu-run.sh, FA_WHEELS)
   eager         every score materialized, softmax in float32: the gpt-oss
                 rows, whose learnable sinks SDPA cannot express; skipped
                 where its memory is predicted not to fit
@@ -36,7 +41,7 @@ Failures, OOMs and budget cuts go to the status column; --time-limit keeps
 the run within a device call.
 
 usage: bench_gpu.py --csv OUT.csv [--variants a,b | --only dense|variants]
-                    [--impls fa,fa-default,sdpa-flash2,sdpa-cudnn,flex,eager]
+                    [--impls fa,fa-default,sdpa-flash2,sdpa-cudnn,flex,fa4,eager]
                     [--no-flex] [--head-dims 64,128] [--seqs 1024,...]
                     [--fa-default-seqs 16384] [--warmup N] [--reps N]
                     [--budget S] [--time-limit S] [--plot-dir DIR]
@@ -81,7 +86,8 @@ VARIANTS = {
                          learnable_sinks=True),
 }
 DENSE = ("full", "causal")
-IMPLS = ("fa", "fa-default", "sdpa-flash2", "sdpa-cudnn", "flex", "eager")
+IMPLS = ("fa", "fa-default", "sdpa-flash2", "sdpa-cudnn", "flex", "fa4",
+         "eager")
 FIELDS = ["impl", "variant", "gpu", "dtype", "d", "b", "hq", "hkv", "s",
           "fwd_ms", "bwd_ms", "fwd_tflops", "bwd_tflops", "fwd_peak_mib",
           "bwd_peak_mib", "status", "fa_config"]
@@ -110,6 +116,8 @@ def expresses(impl, cfg):
         return cfg.get("window") is None and not cfg.get("learnable_sinks")
     if impl == "eager":
         return bool(cfg.get("learnable_sinks"))
+    if impl == "fa4":
+        return not cfg.get("sink_tokens")
     return True
 
 
@@ -156,6 +164,19 @@ def sdpa_attend(backend, cfg):
         with sdpa_kernel([backend]):
             return F.scaled_dot_product_attention(
                 q, k, v, is_causal=cfg["causal"], enable_gqa=gqa)
+    return attend
+
+
+def fa4_attend(cfg):
+    from flash_attn.cute import flash_attn_func
+    window = cfg.get("window")
+    window_size = (window - 1, 0) if window else (None, None)
+
+    def attend(q, k, v, sinks):
+        o, _ = flash_attn_func(q.transpose(1, 2), k.transpose(1, 2),
+                               v.transpose(1, 2), causal=cfg["causal"],
+                               window_size=window_size, learnable_sink=sinks)
+        return o.transpose(1, 2)
     return attend
 
 
@@ -250,6 +271,8 @@ def bench_row(impl, cfg, args, fa, deadline, predictor, gpu, out):
             attend = flex_attend(cfg)
         elif impl == "eager":
             attend = eager_attend(cfg)
+        elif impl == "fa4":
+            attend = fa4_attend(cfg)
         else:
             attend = sdpa_attend(SDPBackend.FLASH_ATTENTION if
                                  impl == "sdpa-flash2" else
@@ -348,7 +371,7 @@ def main():
                         help="comma-separated: " + ", ".join(VARIANTS))
     parser.add_argument("--only", choices=("dense", "variants"),
                         help="dense: full and causal; variants: the rest")
-    parser.add_argument("--impls", default=",".join(IMPLS),
+    parser.add_argument("--impls", default=",".join(i for i in IMPLS if i != "fa4"),
                         help="comma-separated: " + ", ".join(IMPLS))
     parser.add_argument("--no-flex", action="store_true",
                         help="leave FlexAttention out (its compiles take "
