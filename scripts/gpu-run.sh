@@ -415,7 +415,7 @@ bench_stage() {
   local log="$OUT_DIR/$name.log" limit=${FA_BENCH_TIME_LIMIT:-450}
   if start_python_log "$log"; then
     rm -rf "/tmp/fa-cache-$name"
-    PYTHONPATH="$PY_DIR" FA_CACHE_DIR="/tmp/fa-cache-$name" \
+    PYTHONPATH="$PY_DIR${FA_PYTHONPATH:+:$FA_PYTHONPATH}" FA_CACHE_DIR="/tmp/fa-cache-$name" \
       timeout "${FA_BENCH_TIMEOUT:-520}" python3 "bench/$script" \
       --time-limit "$limit" "$@" >> "$log" 2>&1 || status=1
   fi
