@@ -385,3 +385,35 @@ def test_bad_torch_input():
         with pytest.raises(ValueError, match="all tensors must be on one "
                                              "device"):
             fa.attention(q.cuda(), q, q)
+
+
+def test_repeated_calls_reuse_the_checks_but_not_past_a_change():
+    # A call whose arguments passed the checks runs again from a memo of
+    # its signature; any argument that differs is checked afresh.
+    from fa import api
+    q = torch.randn(1, 4, 8, 16)
+    sinks = torch.randn(4)
+    fa.clear_cache()
+    first = fa.attention(q, q, q, causal=True, window=3, sinks=sinks)
+    assert len(api._checked_calls) == 1
+    again = fa.attention(q, q, q, causal=True, window=3, sinks=sinks)
+    assert len(api._checked_calls) == 1
+    torch.testing.assert_close(first, again)
+    with pytest.raises(ValueError, match="window must be an int >= 1"):
+        fa.attention(q, q, q, causal=True, window=0, sinks=sinks)
+    with pytest.raises(ValueError, match="window must be an int >= 1"):
+        fa.attention(q, q, q, causal=True, window=[3], sinks=sinks)
+    with pytest.raises(TypeError, match="sinks must have dtype float32"):
+        fa.attention(q, q, q, causal=True, window=3, sinks=sinks.double())
+    with pytest.raises(ValueError, match="must have unit stride"):
+        fa.attention(q.transpose(2, 3), q, q, causal=True, window=3,
+                     sinks=sinks)
+    # Same values, another layout: checked and run anew, same answer.
+    strided = torch.randn(1, 8, 4, 16).transpose(1, 2)
+    strided.copy_(q)
+    torch.testing.assert_close(
+        fa.attention(strided, q, q, causal=True, window=3, sinks=sinks),
+        first)
+    assert len(api._checked_calls) == 2
+    fa.clear_cache()
+    assert not api._checked_calls
