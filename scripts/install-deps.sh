@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 libgtest-dev
-          lld-22 cmake ninja-build pybind11-dev python3-dev)
+          lld-22 cmake ninja-build pybind11-dev python3-dev python3-venv)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -8,11 +8,13 @@ torch tensors (CPU or CUDA, with autograd) or numpy arrays (CPU backend).
 """
 
 from . import api as _api
+from ._version import __version__
 from .api import cache_info, clear_cache, compile, softmax_matmul
 
 __all__ = ["attention", "softmax_matmul", "compile", "cache_info",
            "clear_cache", "gpu_available", "workspace_peak_bytes",
-           "reset_workspace_peak"]
+           "reset_workspace_peak", "flash_attn_func",
+           "scaled_dot_product_attention", "__version__"]
 
 
 def gpu_available():
@@ -61,3 +63,7 @@ def attention(q, k, v, *, causal=False, window=None, sink_tokens=0,
         o, lse = _api.attention_forward(q, k, v, causal, window, sink_tokens,
                                         sinks, scale)
     return (o, lse) if return_lse else o
+
+
+# The drop-ins call attention (above): imported after it.
+from .dropins import flash_attn_func, scaled_dot_product_attention  # noqa: E402

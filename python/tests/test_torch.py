@@ -417,3 +417,117 @@ def test_repeated_calls_reuse_the_checks_but_not_past_a_change():
     assert len(api._checked_calls) == 2
     fa.clear_cache()
     assert not api._checked_calls
+
+
+# The drop-ins: flash-attn's flash_attn_func and SDPA's signature.
+
+def _bshd(b, s, h, d, **kw):
+    return torch.randn(b, s, h, d, **kw)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", [
+    dict(causal=False, window_size=(-1, -1), hq=4, hkv=4, sq=9, sk=9),
+    dict(causal=True, window_size=(-1, -1), hq=4, hkv=2, sq=7, sk=12),
+    dict(causal=True, window_size=(5, 0), hq=4, hkv=1, sq=13, sk=13),
+    dict(causal=False, window_size=(3, 0), hq=2, hkv=2, sq=10, sk=10)])
+def test_flash_attn_func_matches_fa_attention_and_float64(device, case):
+    torch.manual_seed(1)
+    q = _bshd(2, case["sq"], case["hq"], 32, device=device,
+              requires_grad=True)
+    k = _bshd(2, case["sk"], case["hkv"], 32, device=device,
+              requires_grad=True)
+    v = _bshd(2, case["sk"], case["hkv"], 32, device=device,
+              requires_grad=True)
+    out, lse, probs = fa.flash_attn_func(q, k, v, causal=case["causal"],
+                                         window_size=case["window_size"],
+                                         softmax_scale=0.2,
+                                         return_attn_probs=True)
+    assert out.shape == q.shape and probs is None
+    left, right = case["window_size"]
+    causal = case["causal"] or right == 0
+    window = None if left == -1 else left + 1
+    ref = reference(*(x.detach().transpose(1, 2) for x in (q, k, v)),
+                    causal=causal, window=window, scale=0.2)
+    assert rel(out.transpose(1, 2), ref) < 1e-4
+    o2, lse2 = fa.attention(*(x.transpose(1, 2) for x in (q, k, v)),
+                            causal=causal, window=window, scale=0.2,
+                            return_lse=True)
+    torch.testing.assert_close(lse, lse2)
+    assert lse.shape == (2, case["hq"], case["sq"])
+    # Gradients reach q, k, v in their own layout.
+    out.sum().backward()
+    assert q.grad.shape == q.shape and k.grad.shape == k.shape
+
+
+def test_flash_attn_func_refuses_what_fa_lacks_by_name():
+    q = _bshd(1, 4, 2, 16)
+    for kwargs, name in ((dict(dropout_p=0.1), "dropout_p"),
+                         (dict(softcap=30.0), "softcap"),
+                         (dict(alibi_slopes=torch.ones(2)), "alibi_slopes"),
+                         (dict(window_size=(4, 4)), r"window_size=\(4, 4\)")):
+        with pytest.raises(NotImplementedError, match=name):
+            fa.flash_attn_func(q, q, q, **kwargs)
+    with pytest.raises(ValueError, match="causal window has right = 0"):
+        fa.flash_attn_func(q, q, q, causal=True, window_size=(2, 3))
+    with pytest.raises(ValueError, match=r"q must be \[B, S, H, D\]"):
+        fa.flash_attn_func(q[0], q, q)
+
+
+def test_flash_attn_func_against_flash_attn_where_installed():
+    flash_attn = pytest.importorskip("flash_attn")
+    if "cuda" not in DEVICES:
+        pytest.skip("flash-attn runs on CUDA only")
+    q, k, v = (_bshd(2, 300, 8, 64, device="cuda", dtype=torch.bfloat16)
+               for _ in range(3))
+    for causal, window in ((False, (-1, -1)), (True, (-1, -1)),
+                           (True, (63, 0))):
+        ours = fa.flash_attn_func(q, k, v, causal=causal, window_size=window)
+        theirs = flash_attn.flash_attn_func(q, k, v, causal=causal,
+                                            window_size=window)
+        assert rel(ours, theirs) < 2e-2
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sdpa_signature_matches_torch_sdpa(device):
+    torch.manual_seed(2)
+    F = torch.nn.functional
+    q = torch.randn(2, 4, 11, 16, device=device, requires_grad=True)
+    k = torch.randn(2, 2, 11, 16, device=device)
+    v = torch.randn(2, 2, 11, 16, device=device)
+    for kwargs in (dict(), dict(is_causal=True), dict(scale=0.3),
+                   dict(is_causal=True, scale=0.5)):
+        ours = fa.scaled_dot_product_attention(q, k, v, enable_gqa=True,
+                                               **kwargs)
+        theirs = F.scaled_dot_product_attention(
+            q, k.repeat_interleave(2, 1), v.repeat_interleave(2, 1),
+            **kwargs)
+        assert rel(ours, theirs) < 1e-4
+    fa.scaled_dot_product_attention(q, k, v, enable_gqa=True).sum() \
+        .backward()
+    assert q.grad is not None
+    with pytest.raises(NotImplementedError, match="attn_mask"):
+        fa.scaled_dot_product_attention(
+            q, q, q, attn_mask=torch.ones(11, 11, dtype=torch.bool,
+                                          device=device))
+    with pytest.raises(NotImplementedError, match="dropout_p"):
+        fa.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+    with pytest.raises(ValueError, match="enable_gqa=True"):
+        fa.scaled_dot_product_attention(q, k, v)
+    with pytest.raises(NotImplementedError, match="top-left"):
+        fa.scaled_dot_product_attention(q, q[:, :, :5], q[:, :, :5],
+                                        is_causal=True)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_dropins_under_torch_compile_fullgraph(device):
+    def both(x):
+        a = fa.flash_attn_func(x, x, x, causal=True, window_size=(4, 0))
+        b = fa.scaled_dot_product_attention(x.transpose(1, 2),
+                                            x.transpose(1, 2),
+                                            x.transpose(1, 2), is_causal=True)
+        return a + b.transpose(1, 2)
+
+    x = torch.randn(2, 9, 4, 16, device=device)
+    compiled = torch.compile(both, fullgraph=True)
+    assert rel(compiled(x), both(x)) < 1e-5
