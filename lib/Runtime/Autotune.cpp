@@ -86,10 +86,12 @@ std::vector<TileConfig> tuningCandidates(DType dtype, int64_t headDim,
   // Past D 128 the forward's shared Q tile puts even the default block-n
   // past static shared memory; the default (fewer keys in 48 KiB) goes
   // first all the same.
+  const TileConfig byDefault;
   if (entry == Entry::Forward &&
-      tensor_core::forwardSharedBytes(64, 1, 4, headDim, bytes) >
-          tensor_core::kStaticSharedBytes)
-    offer({64, 4, 1, tensor_core::kStaticSharedBytes});
+      tensor_core::forwardSharedBytes(byDefault.blockN, byDefault.kvStages,
+                                      byDefault.warps, headDim, bytes) >
+          byDefault.sharedBytes)
+    offer(byDefault);
   for (int64_t blockN : {64, 128}) {
     if (entry == Entry::Backward) {
       int64_t full = tensor_core::backwardSharedBytes(blockN, headDim, bytes);

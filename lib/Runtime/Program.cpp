@@ -182,16 +182,24 @@ struct Program::Impl {
               const std::vector<Tensor> &args, std::string &error,
               std::optional<std::uintptr_t> stream);
 
-  /// The config to run `args` with: the default unless autotuning applies,
-  /// then the one tuned for their shape class (tuned now if none is known).
-  /// Nullopt with `error` set when tuning failed.
   /// Says once per kernel, entry, head dim and reason on stderr when the
   /// GPU program will run these operands on its scalar loops.
   void logScalarFallback(const std::string &kernelName, Entry entry,
                          const std::string &entryName, func::FuncOp fn,
                          const std::vector<Tensor> &args);
-  /// Whether this GPU program's kernels are wgmma's (asked once).
+  /// Whether this GPU program's tensor-core kernels are wgmma's (the
+  /// generation its options resolve to on this device; asked once).
+  bool runsWgmma() {
+    if (!wgmmaGeneration)
+      wgmmaGeneration = resolveTensorCoreGeneration(options.mmaGeneration,
+                                                    cuda::deviceArch()) ==
+                        "wgmma";
+    return *wgmmaGeneration;
+  }
   std::optional<bool> wgmmaGeneration;
+  /// The config to run `args` with: the default unless autotuning applies,
+  /// then the one tuned for their shape class (tuned now if none is known).
+  /// Nullopt with `error` set when tuning failed.
   std::optional<TileConfig> chooseConfig(const std::string &kernelName,
                                          Entry entry,
                                          const std::string &entryName,
@@ -688,12 +696,8 @@ void Program::Impl::logScalarFallback(const std::string &kernelName,
       layoutOk = layoutOk && (t.strides[d] * bytes) % 16 == 0;
   }
   int64_t headDim = args[0].sizes[3];
-  if (!wgmmaGeneration)
-    wgmmaGeneration = resolveTensorCoreGeneration(options.mmaGeneration,
-                                                  cuda::deviceArch()) ==
-                      "wgmma";
   const char *reason = tensor_core::scalarFallbackReason(
-      entry == Entry::Backward, bytes, headDim, *wgmmaGeneration, layoutOk);
+      entry == Entry::Backward, bytes, headDim, runsWgmma(), layoutOk);
   if (!reason)
     return;
   std::string line = "fa: note: kernel '" + kernelName + "' " + entryName +
@@ -780,8 +784,7 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
   auto known = tuned.find(shape);
   if (known != tuned.end())
     return known->second;
-  bool wgmma = resolveTensorCoreGeneration(options.mmaGeneration,
-                                           cuda::deviceArch()) == "wgmma";
+  bool wgmma = runsWgmma();
   std::vector<TileConfig> candidates = tuningCandidates(
       dtype, q[3], entry, cuda::maxSharedBytesPerBlock(), wgmma,
       /*dqAtomicsAllowed=*/!options.deterministic && !options.dqAtomics);

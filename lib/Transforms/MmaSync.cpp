@@ -91,7 +91,7 @@ private:
   /// Q's A fragments, per 16-wide step of D, where they stay in registers;
   /// else the block's shared Q tile (KernelShape::queryRows).
   SmallVector<SmallVector<Value, 4>> qFrag;
-  Value queries;
+  Value queries, queriesRow0;
 
   /// The shared launch, with each thread's ldmatrix row addresses set up
   /// before `body`.
@@ -324,6 +324,7 @@ private:
     // own cp.async group, which the first key tile's wait covers).
     if (queryRows > 0) {
       queries = shared[2];
+      queriesRow0 = mul(warp, idx(16));
       loadTile(args.q, queries, m0, dims.sq, head);
     } else {
       qFrag = rowFragments(args.q, head, rowOf, dims.sq);
@@ -364,7 +365,7 @@ private:
     int64_t nTiles = blockN / 8;
     SmallVector<SmallVector<Value, 4>> s = zeroTiles(nTiles);
     if (queries)
-      mmaRows([&](int64_t kk) { return fragA(queries, mul(warp, idx(16)), kk); },
+      mmaRows([&](int64_t kk) { return fragA(queries, queriesRow0, kk); },
               keyTile, blockN, s);
     else
       mmaRows(qFrag, keyTile, blockN, s);

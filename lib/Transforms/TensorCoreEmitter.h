@@ -566,8 +566,11 @@ protected:
     // row order. Where the threads split into whole rows, each thread keeps
     // its chunk column from pass to pass.
     bool wholeRows = threads % chunksPerRow == 0;
-    Value firstChunk = remi(tid, chunksPerRow);
-    Value firstRow = divi(tid, chunksPerRow);
+    Value firstChunk, firstRow;
+    if (wholeRows) {
+      firstChunk = remi(tid, chunksPerRow);
+      firstRow = divi(tid, chunksPerRow);
+    }
     Value lastRow = sub(limit, idx(1));
     for (int64_t first = 0; first < chunks; first += threads) {
       Value row, chunk;

@@ -209,17 +209,19 @@ inline constexpr int64_t kTensorMapAlign = 64;
 /// Static shared memory a block may use without opting in.
 inline constexpr int64_t kStaticSharedBytes = 48 * 1024;
 
-inline constexpr bool hasKernel(int64_t headDim) {
-  for (int64_t d : kHeadDims)
+/// Whether `headDim` is one of `headDims` (a list above).
+template <typename HeadDims>
+inline constexpr bool covers(const HeadDims &headDims, int64_t headDim) {
+  for (int64_t d : headDims)
     if (d == headDim)
       return true;
   return false;
 }
+inline constexpr bool hasKernel(int64_t headDim) {
+  return covers(kHeadDims, headDim);
+}
 inline constexpr bool hasBackwardKernel(int64_t headDim) {
-  for (int64_t d : kMmaSyncBackwardHeadDims)
-    if (d == headDim)
-      return true;
-  return false;
+  return covers(kMmaSyncBackwardHeadDims, headDim);
 }
 
 /// Why fa-gpu-tensor-core's dispatch sends an attention entry (the
@@ -235,22 +237,17 @@ inline const char *scalarFallbackReason(bool backward, int64_t elementBytes,
   if (!layoutOk)
     return "an operand is not unit-stride on D with 16-byte aligned "
            "strides and start";
-  auto contains = [&](const auto &dims) {
-    for (int64_t d : dims)
-      if (d == headDim)
-        return true;
-    return false;
-  };
   if (wgmma && elementBytes == 2)
-    return contains(backward ? kWgmmaBackwardHeadDims : kWgmmaHeadDims)
+    return covers(backward ? kWgmmaBackwardHeadDims : kWgmmaHeadDims,
+                  headDim)
                ? nullptr
                : "the wgmma kernels take D = 32, 64, 80, 96, 128, 192 and "
                  "256";
   if (backward)
-    return contains(kMmaSyncBackwardHeadDims)
+    return hasBackwardKernel(headDim)
                ? nullptr
                : "the mma.sync backward takes D = 32, 64, 80, 96 and 128";
-  return contains(kHeadDims)
+  return hasKernel(headDim)
              ? nullptr
              : "the mma.sync forward takes D = 32, 64, 80, 96, 128, 192 and "
                "256";
