@@ -37,6 +37,8 @@
 #   flex-d64, flex-d128   its FlexAttention rows: flex-d<D>.csv, S in
 #                   FA_FLEX_SEQS (default 1024,4096,16384: each shape
 #                   compiles anew) (FA_VARIANTS_ARGS)
+#   hf              bench/bench_hf.py: a Hugging Face model's training step
+#                   under eager, sdpa and fa: hf.csv (FA_HF_ARGS)
 #   compile         bench/bench_compile.py: compile.csv (FA_COMPILE_ARGS)
 #   bench           bench/bench_gpu.py with FA_BENCH_ARGS: bench.csv (not in
 #                   the default list; the stages above cover its grid)
@@ -351,7 +353,9 @@ if stage export; then {
 PY_DIR=/tmp/fa-python
 build_fa_python() {
   local log=$1 suffix stamp
-  mkdir -p "$PY_DIR/fa" && rm -f "$PY_DIR"/fa/*.py && cp python/fa/*.py "$PY_DIR/fa/"
+  mkdir -p "$PY_DIR/fa" && rm -rf "$PY_DIR"/fa/*.py "$PY_DIR"/fa/integrations &&
+    cp python/fa/*.py "$PY_DIR/fa/" && cp -r python/fa/integrations "$PY_DIR/fa/" &&
+    echo "__version__ = \"$(cat VERSION)\"" > "$PY_DIR/fa/_version.py"
   suffix=$(python3 -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
   stamp=$(cat python/src/FaModule.cpp include/fa/Runtime.h "$FA/lib/libFARuntime.so.22.1" | sha256sum)
   if [ -f "$PY_DIR/fa/_fa$suffix" ] && [ "$(cat "$PY_DIR/stamp" 2>/dev/null)" = "$stamp" ]; then
@@ -381,7 +385,7 @@ stage pytest && {
 if start_python_log "$OUT_DIR/pytest.log"; then
   # The default config: each new shape class would otherwise compile and
   # time every candidate (the autotuning test turns it on for itself).
-  PYTHONPATH="$PY_DIR" FA_CACHE_DIR=/tmp/fa-pycache FA_AUTOTUNE=0 timeout 420 \
+  PYTHONPATH="$PY_DIR" FA_CACHE_DIR=/tmp/fa-pycache FA_AUTOTUNE=0 timeout "${FA_PYTEST_TIMEOUT:-420}" \
     python3 -m pytest -q -p no:cacheprovider \
       ${FA_PYTEST_ARGS:-python/tests --ignore=python/tests/test_large.py} \
       >> "$OUT_DIR/pytest.log" 2>&1 || status=1
@@ -430,6 +434,7 @@ for d in 64 128; do
   bench_stage "flex-d$d" bench_gpu.py --csv "$OUT_DIR/flex-d$d.csv" \
     --head-dims "$d" --impls flex --seqs "$flex_seqs" ${FA_VARIANTS_ARGS:-}
 done
+bench_stage hf bench_hf.py --out "$OUT_DIR/hf.csv" ${FA_HF_ARGS:-}
 bench_stage compile bench_compile.py --csv "$OUT_DIR/compile.csv" ${FA_COMPILE_ARGS:-}
 bench_stage bench bench_gpu.py --csv "$OUT_DIR/bench.csv" ${FA_BENCH_ARGS:-}
 if stage conformance; then

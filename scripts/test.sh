@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: installs what fa needs on a fresh Debian 12
 # machine, builds, runs every test through ctest, then installs the package
-# as a user would (`pip install .` into a fresh virtualenv, with torch from
-# PyPI) and runs the Python tests against that install.
+# as a user would (`pip install .[hf]` into a fresh virtualenv, with torch
+# and transformers from PyPI) and runs the Python tests against that install.
 # Usage: scripts/test.sh [build-dir]   (default: build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +17,7 @@ VENV="$ROOT/$BUILD_DIR/venv"
 rm -rf "$VENV"
 python3 -m venv "$VENV"
 "$VENV/bin/pip" install -q --upgrade pip
-"$VENV/bin/pip" install -q . pytest torch
+"$VENV/bin/pip" install -q ".[hf]" pytest
 cd "$VENV"
 "$VENV/bin/python" -c "
 import fa, os, sys

@@ -784,7 +784,14 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
   auto known = tuned.find(shape);
   if (known != tuned.end())
     return known->second;
-  bool wgmma = runsWgmma();
+  // A forward the pass sends to mma.sync on sm_90a all the same (a short
+  // window) tunes mma.sync's knobs, not the wgmma kernel's.
+  std::optional<int64_t> window;
+  for (const KernelInfo &info : kernels)
+    if (info.name == kernelName)
+      window = info.window;
+  bool wgmma = runsWgmma() && (entry == Entry::Backward ||
+                               tensor_core::wgmmaForwardRuns(q[3], window));
   std::vector<TileConfig> candidates = tuningCandidates(
       dtype, q[3], entry, cuda::maxSharedBytesPerBlock(), wgmma,
       /*dqAtomicsAllowed=*/!options.deterministic && !options.dqAtomics);

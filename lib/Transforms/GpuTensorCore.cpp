@@ -240,13 +240,9 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
       // Under a short window mma.sync's 64-row blocks, several to an SM,
       // beat wgmma's blocks of 128 rows where both run (bench/NOTES.md):
       // those head dims go on to the mma.sync chain below.
-      bool shortWindow =
-          variant.window && *variant.window < tensor_core::kShortWindow;
       SmallVector<int64_t> headDims;
       for (int64_t headDim : tensor_core::kWgmmaHeadDims)
-        if (!shortWindow ||
-            !llvm::is_contained(tensor_core::kShortWindowMmaSyncHeadDims,
-                                headDim))
+        if (tensor_core::wgmmaForwardRuns(headDim, variant.window))
           headDims.push_back(headDim);
       Block *rest = dispatch(
           first, last, layoutOk, d, element,
@@ -261,7 +257,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                                           wgmmaSchedule == "pipelined",
                                           variant, args, name);
           });
-      if (!shortWindow)
+      if (headDims.size() == std::size(tensor_core::kWgmmaHeadDims))
         return;
       if (rest) {
         first = &rest->front();

@@ -69,7 +69,8 @@ def test_gpt_oss_attention_matches_hugging_face(device, layer):
     b, s = 2, 45
     x = torch.randn(b, s, 128, dtype=torch.float64, device=device)
     positions = torch.arange(s, device=device)[None].expand(b, -1)
-    cos, sin = hf.GptOssRotaryEmbedding(config, device=device)(x, positions)
+    # transformers 5.24 dropped the device argument: move the module.
+    cos, sin = hf.GptOssRotaryEmbedding(config).to(device)(x, positions)
     i = torch.arange(s, device=device)[:, None]
     j = torch.arange(s, device=device)[None, :]
     allowed = j <= i

@@ -279,4 +279,16 @@ TEST(TensorCoreCoverage, ScalarFallbackReasons) {
                "strides and start");
 }
 
+TEST(TensorCoreCoverage, ShortWindowsSendD64ToMmaSync) {
+  using tensor_core::wgmmaForwardRuns;
+  // gpt-oss's 128-key window at D 64 runs mma.sync on sm_90a, and the
+  // tuner offers mma.sync's knobs for it; D 128 stays on wgmma.
+  EXPECT_FALSE(wgmmaForwardRuns(64, 128));
+  EXPECT_FALSE(wgmmaForwardRuns(64, tensor_core::kShortWindow - 1));
+  EXPECT_TRUE(wgmmaForwardRuns(64, tensor_core::kShortWindow));
+  EXPECT_TRUE(wgmmaForwardRuns(64, std::nullopt));
+  EXPECT_TRUE(wgmmaForwardRuns(128, 128));
+  EXPECT_FALSE(wgmmaForwardRuns(48, std::nullopt));
+}
+
 } // namespace

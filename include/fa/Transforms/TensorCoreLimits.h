@@ -223,6 +223,17 @@ inline constexpr bool hasKernel(int64_t headDim) {
 inline constexpr bool hasBackwardKernel(int64_t headDim) {
   return covers(kMmaSyncBackwardHeadDims, headDim);
 }
+/// Whether a 16-bit forward at `headDim` under `window` runs the wgmma
+/// kernel where the pass builds wgmma (sm_90a): not at the head dims that
+/// windows shorter than kShortWindow keys send to mma.sync. The pass's
+/// dispatch and the autotuner's candidates both follow it.
+inline constexpr bool wgmmaForwardRuns(int64_t headDim,
+                                       std::optional<int64_t> window) {
+  if (!covers(kWgmmaHeadDims, headDim))
+    return false;
+  return !(window && *window < kShortWindow) ||
+         !covers(kShortWindowMmaSyncHeadDims, headDim);
+}
 
 /// Why fa-gpu-tensor-core's dispatch sends an attention entry (the
 /// backward when `backward`) with these operands to the scalar GPU loops,

@@ -1,0 +1,295 @@
+"""fa as a Hugging Face transformers attention implementation.
+
+    import fa.integrations.transformers  # registers "fa"
+    model = AutoModelForCausalLM.from_config(cfg, attn_implementation="fa")
+
+Importing this module registers fa's attention function with transformers'
+AttentionInterface and fa's mask function with its AttentionMaskInterface,
+under the name "fa" (`register(name)` adds another name). Every model whose
+attention goes through that interface then runs fa.attention, honouring each
+layer's `is_causal`, `sliding_window` and `scaling` and gpt-oss's learnable
+sinks (the `s_aux` the model passes).
+
+Masks are variants in fa, never tensors, so the mask function does not build
+one: it reads transformers' mask factory (causal, sliding-window causal or
+bidirectional) and hands the layers only what the variant leaves out, the
+key padding and where the queries sit among the keys. A padded batch runs
+one fa call per run of kept keys; queries at padded positions get zeros
+(transformers' eager path gives them values that no kept token reads). A
+mask fa cannot express (packed sequences, chunked attention, image-token
+overlays, dense 4D masks, keys kept with gaps) raises an error naming the
+model and the mask; fa never drops a mask.
+"""
+
+import dataclasses
+from typing import Optional
+
+import torch
+
+try:
+    from transformers import AttentionInterface
+    from transformers import masking_utils
+    from transformers.masking_utils import AttentionMaskInterface
+except ImportError as e:  # pragma: no cover - depends on the environment
+    raise ImportError("fa.integrations.transformers needs Hugging Face "
+                      "transformers (pip install transformers)") from e
+
+from .. import attention
+
+NAME = "fa"
+
+
+@dataclasses.dataclass(frozen=True)
+class KeyPadding:
+    """The mask fa's mask function hands attention layers where a plain
+    bottom-right-aligned variant is not enough.
+
+    padding: [B, Sk] bool, True where a key is kept (None: every key is).
+    query_start: the key index of the first query; query i sits at key
+        query_start + i.
+    causal, window: the variant transformers' mask factory described; the
+        layers' own arguments must agree with it.
+    """
+    padding: Optional[torch.Tensor]
+    query_start: int
+    causal: bool
+    window: Optional[int]
+
+
+# --- Reading transformers' mask factories -------------------------------
+
+def _code(factory):
+    return getattr(factory, "__code__", None)
+
+
+# The closures transformers composes masks from, recognised by their code
+# objects (every closure a factory makes shares its factory's code).
+_AND_CODE = _code(masking_utils.and_masks())
+_SLIDING_CODE = _code(masking_utils.sliding_window_overlay(1))
+
+
+def _closure(fn):
+    return dict(zip(fn.__code__.co_freevars,
+                    (cell.cell_contents for cell in fn.__closure__ or ())))
+
+
+def _describe(fn):
+    """A mask factory as a readable expression, for error messages."""
+    if _code(fn) == _AND_CODE:
+        parts = _closure(fn).get("mask_functions", ())
+        return "and_masks(" + ", ".join(_describe(p) for p in parts) + ")"
+    name = getattr(fn, "__qualname__", None) or type(fn).__name__
+    return name.replace(".<locals>.", ":")
+
+
+def _constraints(fn):
+    """The set of fa-expressible constraints `fn` is the conjunction of:
+    "causal", "full" and ("window", w); None where any part is something
+    else."""
+    if fn is masking_utils.causal_mask_function:
+        return {"causal"}
+    if fn is masking_utils.bidirectional_mask_function:
+        return {"full"}
+    if _code(fn) == _SLIDING_CODE:
+        return {("window", _closure(fn)["sliding_window"])}
+    if _code(fn) == _AND_CODE:
+        found = set()
+        for part in _closure(fn).get("mask_functions", ()):
+            sub = _constraints(part)
+            if sub is None:
+                return None
+            found |= sub
+        return found
+    return None
+
+
+def mask_variant(mask_function):
+    """(causal, window) for a mask factory fa expresses as a variant, or
+    None. transformers' sliding window keeps keys kv > q - w: the w keys
+    ending at the diagonal, which is fa's window of w."""
+    found = _constraints(mask_function)
+    if not found:
+        return None
+    windows = [c[1] for c in found if isinstance(c, tuple)]
+    causal = "causal" in found
+    if windows and not causal:
+        return None  # a window past the diagonal
+    return causal, (min(windows) if windows else None)
+
+
+def _model_name(config=None, module=None):
+    config = config if config is not None else getattr(module, "config",
+                                                       None)
+    name = getattr(config, "model_type", None)
+    if name:
+        return f"model '{name}'"
+    return f"module {type(module).__name__}" if module is not None \
+        else "this model"
+
+
+def fa_mask(batch_size, q_length, kv_length, q_offset=0, kv_offset=0,
+            mask_function=masking_utils.causal_mask_function,
+            attention_mask=None, config=None, **kwargs):
+    """transformers' mask interface for fa: None where the layer's variant
+    says everything (no padding, queries ending at the last key), else a
+    KeyPadding. Raises NotImplementedError for masks fa cannot express."""
+    variant = mask_variant(mask_function)
+    if variant is None:
+        raise NotImplementedError(
+            f"fa cannot express the attention mask of {_model_name(config)}:"
+            f" {_describe(mask_function)}. fa takes causal, sliding-window "
+            "causal and bidirectional masks, with key padding; packed "
+            "sequences, chunked attention and mask overlays are not "
+            "supported yet")
+    causal, window = variant
+    if isinstance(q_offset, torch.Tensor):
+        q_offset = int(q_offset)
+    query_start = q_offset - kv_offset
+    padding = None
+    if attention_mask is not None:
+        padding = masking_utils.prepare_padding_mask(
+            attention_mask, kv_length, kv_offset)
+        padding = padding[:, kv_offset:kv_offset + kv_length].to(torch.bool)
+        if bool(padding.all()):
+            padding = None
+    aligned = not causal or query_start + q_length == kv_length
+    if padding is None and aligned:
+        return None
+    return KeyPadding(padding, query_start, causal, window)
+
+
+# --- The attention function ----------------------------------------------
+
+def _key_runs(padding, batch_size, num_keys):
+    """Per sequence, the run [start, end) of kept keys; raises where a row
+    keeps keys with gaps."""
+    if padding is None:
+        return [(0, num_keys)] * batch_size
+    runs = []
+    for b, row in enumerate(padding.to("cpu").tolist()):
+        kept = [j for j, keep in enumerate(row) if keep]
+        start, end = (kept[0], kept[-1] + 1) if kept else (0, 0)
+        if len(kept) != end - start:
+            raise NotImplementedError(
+                f"fa takes key padding as one run of kept keys per sequence "
+                f"(left or right padding); sequence {b} of the attention "
+                f"mask keeps {len(kept)} keys between {start} and {end - 1}")
+        runs.append((start, end))
+    return runs
+
+
+def _padded_attention(q, k, v, mask, causal, window, sinks, scale):
+    """fa.attention over each sequence's kept keys; rows of queries that
+    sit on padding are zeros."""
+    batch, _, num_queries, _ = q.shape
+    num_keys = k.shape[2]
+    if mask.padding is not None and tuple(mask.padding.shape) != \
+            (batch, num_keys):
+        raise ValueError(
+            f"fa: the key padding mask has shape "
+            f"{tuple(mask.padding.shape)} but the layer has {batch} "
+            f"sequences of {num_keys} keys")
+    pieces = {}
+    for b, (start, end) in enumerate(_key_runs(mask.padding, batch,
+                                               num_keys)):
+        if causal:
+            # Queries sitting on kept keys; each sees the kept keys up to
+            # its own, so the key slice ends at the last query's key and
+            # the variant's bottom-right diagonal lines up.
+            first = max(0, start - mask.query_start)
+            last = min(num_queries, end - mask.query_start)
+            keys = (start, mask.query_start + last)
+        else:
+            first, last, keys = 0, num_queries, (start, end)
+        pieces.setdefault((first, last, keys), []).append(b)
+    outputs = [None] * batch
+    for (first, last, (start, end)), rows in pieces.items():
+        if last <= first or end <= start:
+            continue
+        index = torch.tensor(rows, device=q.device)
+        take = (lambda x: x) if len(rows) == batch else \
+            (lambda x: x.index_select(0, index))
+        o = attention(take(q)[:, :, first:last], take(k)[:, :, start:end],
+                      take(v)[:, :, start:end], causal=causal, window=window,
+                      sinks=sinks, scale=scale)
+        o = torch.nn.functional.pad(o, (0, 0, first, num_queries - last))
+        if len(rows) == batch:
+            return o
+        for i, b in enumerate(rows):
+            outputs[b] = o[i:i + 1]
+    zeros = q.new_zeros((1,) + tuple(q.shape[1:]))
+    return torch.cat([o if o is not None else zeros for o in outputs])
+
+
+def _refuse(model, what):
+    raise NotImplementedError(f"fa: {model} asks for {what}, which fa does "
+                              "not support yet")
+
+
+def fa_attention_forward(module, query, key, value, attention_mask,
+                         scaling=None, dropout=0.0, sliding_window=None,
+                         s_aux=None, softcap=None, is_causal=None, **kwargs):
+    """transformers' attention interface for fa: query [B, Hq, Sq, D], key
+    and value [B, Hkv, Sk, D] (grouped-query heads as they come). Returns
+    ([B, Sq, Hq, D], None): fa never forms the attention weights."""
+    model = _model_name(module=module)
+    if dropout:
+        _refuse(model, f"attention dropout ({dropout}); use eval() or "
+                "attention_dropout=0")
+    if softcap:
+        _refuse(model, f"logit soft-capping ({softcap})")
+    if kwargs.get("head_mask") is not None:
+        _refuse(model, "a head mask")
+    for name in ("cu_seq_lens_q", "cu_seq_lens_k", "cu_seqlens_q",
+                 "cu_seqlens_k"):
+        if kwargs.get(name) is not None:
+            _refuse(model, f"packed sequences ({name})")
+    if kwargs.get("output_attentions"):
+        _refuse(model, "the attention weights (output_attentions)")
+    causal = bool(getattr(module, "is_causal", True)) if is_causal is None \
+        else bool(is_causal)
+    window = sliding_window or None
+    if window is not None and not causal:
+        _refuse(model, f"a bidirectional sliding window ({window})")
+    sinks = None
+    if s_aux is not None:
+        sinks = s_aux.to(torch.float64 if query.dtype == torch.float64
+                         else torch.float32)
+
+    if isinstance(attention_mask, KeyPadding):
+        if (attention_mask.causal, attention_mask.window) != (causal, window):
+            raise ValueError(
+                f"fa: {model}'s attention mask was made for causal="
+                f"{attention_mask.causal}, window={attention_mask.window} "
+                f"but the layer runs causal={causal}, window={window}")
+        o = _padded_attention(query, key, value, attention_mask, causal,
+                              window, sinks, scaling)
+    elif attention_mask is None:
+        o = attention(query, key, value, causal=causal, window=window,
+                      sinks=sinks, scale=scaling)
+    elif isinstance(attention_mask, torch.Tensor) and attention_mask.dim() \
+            == 2:
+        # A plain [B, Sk] key-padding mask, as flash-attn backends take it:
+        # the queries are the last Sq keys.
+        mask = KeyPadding(attention_mask.to(torch.bool),
+                          key.shape[2] - query.shape[2], causal, window)
+        o = _padded_attention(query, key, value, mask, causal, window, sinks,
+                              scaling)
+    else:
+        shape = tuple(getattr(attention_mask, "shape", ()))
+        raise NotImplementedError(
+            f"fa cannot take {model}'s attention mask: a dense mask of "
+            f"shape {shape} ({type(attention_mask).__name__}); fa takes "
+            "masks as variants (causal, sliding window, sinks) and key "
+            "padding")
+    return o.transpose(1, 2), None
+
+
+def register(name=NAME):
+    """Registers fa under `name` (attn_implementation=name): its attention
+    function and its mask function. Importing this module registers "fa"."""
+    AttentionInterface.register(name, fa_attention_forward)
+    AttentionMaskInterface.register(name, fa_mask)
+
+
+register()
