@@ -271,9 +271,11 @@ def _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale,
     learnable = sinks is not None
     variant = dict(causal=causal, window=window, sink_tokens=sink_tokens,
                    scale=scale)
-    key = ("attention", learnable, tuple(sorted(variant.items())))
+    # One program per head dim: its GPU module holds that D's kernels only.
+    head_dim = int(q.shape[3])
+    key = ("attention", learnable, head_dim, tuple(sorted(variant.items())))
     program = _program(key, lambda: attention_spec(
-        "attention", dtype, learnable, **variant), dtype,
+        "attention", dtype, learnable, head_dim, **variant), dtype,
         _target(q), _allow_tf32(q, dtype), deterministic)
     if signature is not None:
         if len(_checked_calls) >= _CHECKED_CALLS_MAX:

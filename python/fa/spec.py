@@ -1,12 +1,18 @@
 """Spec text for one attention variant, as fa's dialect writes it.
 
 The Python API and the conformance suite describe variants with these
-functions; every size is dynamic, so one spec serves every shape.
+functions; every size is dynamic but the head dim, which the Python API
+fixes per program (one spec serves every B, H and S).
 """
 
 
-def _tensor(rank, dtype):
-    return "tensor<" + "?x" * rank + dtype + ">"
+def _tensor(rank, dtype, last=None):
+    """A tensor type with dynamic sizes, but for `last` (the head dim) when
+    given."""
+    dims = ["?"] * rank
+    if last is not None:
+        dims[-1] = str(int(last))
+    return "tensor<" + "x".join(dims) + "x" + dtype + ">"
 
 
 def accumulator(dtype):
@@ -28,9 +34,13 @@ def clauses(causal=False, window=None, sink_tokens=0, scale=None):
     return " ".join(parts)
 
 
-def attention_spec(name, dtype, learnable_sinks=False, **variant):
-    """An fa.kernel with the forward and backward of one variant."""
-    q, lse = _tensor(4, dtype), _tensor(3, accumulator(dtype))
+def attention_spec(name, dtype, learnable_sinks=False, head_dim=None,
+                   **variant):
+    """An fa.kernel with the forward and backward of one variant; with
+    `head_dim`, q, k, v and their gradients fix D, so that the GPU module
+    holds that head dim's kernels only (a dynamic D compiles all seven:
+    about 7x the driver's JIT time of one)."""
+    q, lse = _tensor(4, dtype, head_dim), _tensor(3, accumulator(dtype))
     s = _tensor(1, accumulator(dtype))
     sinks = [s] if learnable_sinks else []
     use = " sinks %s" if learnable_sinks else ""
