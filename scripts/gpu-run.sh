@@ -353,8 +353,11 @@ if stage export; then {
 PY_DIR=/tmp/fa-python
 build_fa_python() {
   local log=$1 suffix stamp
-  mkdir -p "$PY_DIR/fa" && rm -rf "$PY_DIR"/fa/*.py "$PY_DIR"/fa/integrations &&
-    cp python/fa/*.py "$PY_DIR/fa/" && cp -r python/fa/integrations "$PY_DIR/fa/" &&
+  # The package's sources, subpackages included, beside the module built
+  # below (kept: $PY_DIR/stamp says when to rebuild it).
+  mkdir -p "$PY_DIR/fa" &&
+    find "$PY_DIR/fa" -mindepth 1 -not -name "_fa*" -delete &&
+    (cd python && find fa -name '*.py' -exec cp --parents {} "$PY_DIR/" \;) &&
     echo "__version__ = \"$(cat VERSION)\"" > "$PY_DIR/fa/_version.py"
   suffix=$(python3 -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
   stamp=$(cat python/src/FaModule.cpp include/fa/Runtime.h "$FA/lib/libFARuntime.so.22.1" | sha256sum)

@@ -69,7 +69,7 @@ def twins(config, device, dtype=torch.float32, model_class=None):
     eager = make.from_config(copy.deepcopy(config),
                              attn_implementation="eager")
     ours = make.from_config(copy.deepcopy(config), attn_implementation="fa")
-    if "gpt_oss" == getattr(config, "model_type", ""):
+    if getattr(config, "model_type", "") == "gpt_oss":
         # transformers initialises sinks to zeros; random ones test them.
         for layer in eager.model.layers:
             torch.nn.init.normal_(layer.self_attn.sinks, std=1.0)

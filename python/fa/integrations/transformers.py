@@ -22,7 +22,7 @@ model and the mask; fa never drops a mask.
 """
 
 import dataclasses
-from typing import Optional
+from typing import Optional, Tuple
 
 import torch
 
@@ -35,6 +35,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
                       "transformers (pip install transformers)") from e
 
 from .. import attention
+from ..api import accumulator_torch_dtype
 
 NAME = "fa"
 
@@ -44,16 +45,46 @@ class KeyPadding:
     """The mask fa's mask function hands attention layers where a plain
     bottom-right-aligned variant is not enough.
 
-    padding: [B, Sk] bool, True where a key is kept (None: every key is).
+    runs: per sequence, the run [start, end) of its kept keys (key_padding
+        makes them once per mask, not once per layer).
     query_start: the key index of the first query; query i sits at key
         query_start + i.
     causal, window: the variant transformers' mask factory described; the
         layers' own arguments must agree with it.
     """
-    padding: Optional[torch.Tensor]
+    runs: Tuple[Tuple[int, int], ...]
     query_start: int
     causal: bool
     window: Optional[int]
+
+
+def key_padding(padding, num_keys, query_start, causal, window):
+    """A KeyPadding from a [B, Sk] keep-mask (None: every key kept, for one
+    sequence); raises where a row keeps keys with gaps."""
+    if padding is None:
+        return KeyPadding(((0, num_keys),), query_start, causal, window)
+    if padding.shape[1] != num_keys:
+        raise ValueError(f"fa: the key padding mask has shape "
+                         f"{tuple(padding.shape)} for {num_keys} keys")
+    kept = padding.to(torch.bool)
+    count = kept.sum(1)
+    start = kept.int().argmax(1)
+    last = num_keys - 1 - kept.flip(1).int().argmax(1)
+    positions = torch.arange(num_keys, device=kept.device)
+    in_run = (positions >= start[:, None]) & \
+        (positions < (start + count)[:, None])
+    gaps = (in_run != kept).any(1)
+    # One host transfer per mask: a forward's layers share it.
+    rows = torch.stack([count, start, last, gaps.int()], 1).tolist()
+    runs = []
+    for b, (n, first, end_index, gap) in enumerate(rows):
+        if gap:
+            raise NotImplementedError(
+                f"fa takes key padding as one run of kept keys per sequence "
+                f"(left or right padding); sequence {b} of the attention "
+                f"mask keeps {n} keys between {first} and {end_index}")
+        runs.append((first, first + n) if n else (0, 0))
+    return KeyPadding(tuple(runs), query_start, causal, window)
 
 
 # --- Reading transformers' mask factories -------------------------------
@@ -155,43 +186,21 @@ def fa_mask(batch_size, q_length, kv_length, q_offset=0, kv_offset=0,
     aligned = not causal or query_start + q_length == kv_length
     if padding is None and aligned:
         return None
-    return KeyPadding(padding, query_start, causal, window)
+    return key_padding(padding, kv_length, query_start, causal, window)
 
 
 # --- The attention function ----------------------------------------------
-
-def _key_runs(padding, batch_size, num_keys):
-    """Per sequence, the run [start, end) of kept keys; raises where a row
-    keeps keys with gaps."""
-    if padding is None:
-        return [(0, num_keys)] * batch_size
-    runs = []
-    for b, row in enumerate(padding.to("cpu").tolist()):
-        kept = [j for j, keep in enumerate(row) if keep]
-        start, end = (kept[0], kept[-1] + 1) if kept else (0, 0)
-        if len(kept) != end - start:
-            raise NotImplementedError(
-                f"fa takes key padding as one run of kept keys per sequence "
-                f"(left or right padding); sequence {b} of the attention "
-                f"mask keeps {len(kept)} keys between {start} and {end - 1}")
-        runs.append((start, end))
-    return runs
-
 
 def _padded_attention(q, k, v, mask, causal, window, sinks, scale):
     """fa.attention over each sequence's kept keys; rows of queries that
     sit on padding are zeros."""
     batch, _, num_queries, _ = q.shape
-    num_keys = k.shape[2]
-    if mask.padding is not None and tuple(mask.padding.shape) != \
-            (batch, num_keys):
-        raise ValueError(
-            f"fa: the key padding mask has shape "
-            f"{tuple(mask.padding.shape)} but the layer has {batch} "
-            f"sequences of {num_keys} keys")
+    runs = mask.runs * batch if len(mask.runs) == 1 else mask.runs
+    if len(runs) != batch:
+        raise ValueError(f"fa: the key padding mask has {len(runs)} "
+                         f"sequences but the layer has {batch}")
     pieces = {}
-    for b, (start, end) in enumerate(_key_runs(mask.padding, batch,
-                                               num_keys)):
+    for b, (start, end) in enumerate(runs):
         if causal:
             # Queries sitting on kept keys; each sees the kept keys up to
             # its own, so the key slice ends at the last query's key and
@@ -206,14 +215,13 @@ def _padded_attention(q, k, v, mask, causal, window, sinks, scale):
     for (first, last, (start, end)), rows in pieces.items():
         if last <= first or end <= start:
             continue
-        index = torch.tensor(rows, device=q.device)
-        take = (lambda x: x) if len(rows) == batch else \
-            (lambda x: x.index_select(0, index))
-        o = attention(take(q)[:, :, first:last], take(k)[:, :, start:end],
-                      take(v)[:, :, start:end], causal=causal, window=window,
+        whole = len(rows) == batch
+        index = slice(None) if whole else torch.tensor(rows, device=q.device)
+        o = attention(q[index, :, first:last], k[index, :, start:end],
+                      v[index, :, start:end], causal=causal, window=window,
                       sinks=sinks, scale=scale)
         o = torch.nn.functional.pad(o, (0, 0, first, num_queries - last))
-        if len(rows) == batch:
+        if whole:
             return o
         for i, b in enumerate(rows):
             outputs[b] = o[i:i + 1]
@@ -253,8 +261,7 @@ def fa_attention_forward(module, query, key, value, attention_mask,
         _refuse(model, f"a bidirectional sliding window ({window})")
     sinks = None
     if s_aux is not None:
-        sinks = s_aux.to(torch.float64 if query.dtype == torch.float64
-                         else torch.float32)
+        sinks = s_aux.to(accumulator_torch_dtype(query.dtype))
 
     if isinstance(attention_mask, KeyPadding):
         if (attention_mask.causal, attention_mask.window) != (causal, window):
@@ -271,8 +278,8 @@ def fa_attention_forward(module, query, key, value, attention_mask,
             == 2:
         # A plain [B, Sk] key-padding mask, as flash-attn backends take it:
         # the queries are the last Sq keys.
-        mask = KeyPadding(attention_mask.to(torch.bool),
-                          key.shape[2] - query.shape[2], causal, window)
+        mask = key_padding(attention_mask, key.shape[2],
+                           key.shape[2] - query.shape[2], causal, window)
         o = _padded_attention(query, key, value, mask, causal, window, sinks,
                               scaling)
     else:
