@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
-"""What compiling costs: fa's JIT beside FlexAttention's torch.compile, per
-variant (bf16, D 128, B 4, S 4096; heads as in bench_gpu.py).
+"""What compiling costs: fa's JIT beside SDPA's cuDNN backend and
+FlexAttention's torch.compile, per case (bf16, B*S = 16k tokens, S 4096;
+heads as in bench_gpu.py). A case is a bench_gpu variant at a head dim,
+`variant@D`; the default cases are issue 16's: causal at D 128, GQA with a
+window of 2048 at D 128, gpt-oss's sliding layer at D 64.
 
 For each variant and implementation, two fresh processes share fresh, empty
 cache folders: fa's kernel cache (FA_CACHE_DIR), Inductor's and Triton's
@@ -21,6 +24,9 @@ cache folders: fa's kernel cache (FA_CACHE_DIR), Inductor's and Triton's
 - cold_phases, cache_phases: where each process's compile went, from fa's
   FA_COMPILE_TIMES line: parse, lowering (cold) or cache load, host JIT
   (LLVM on the host code), GPU module load (the driver's PTX JIT).
+- tuned_fwd_s, tuned_bwd_s (fa): a third process on fresh, empty caches
+  with FA_AUTOTUNE unset (fa's default): what a first call waits for when
+  tuning is left to fa.
 - cache: what the caches said (fa: its program's disk-cache status, first
   process then second; flex: Inductor's FX graph cache hits and misses).
 CUDA and fa's driver are initialised before any clock starts; process start
@@ -31,8 +37,8 @@ custom op imports it at its first call (2.4 s of a 2.7 s first call on the
 calls no longer go through its custom op, so only runs before that change
 paid it.
 
-usage: bench_compile.py --csv OUT.csv [--variants a,b] [--impls fa,flex]
-                        [--time-limit S]
+usage: bench_compile.py --csv OUT.csv [--cases causal@128,...]
+                        [--impls fa,sdpa-cudnn,flex] [--time-limit S]
 """
 import argparse
 import json
@@ -45,14 +51,14 @@ import time
 
 import common
 
-VARIANTS = ("causal", "gqa-causal", "window-4096", "window-1024+4-sinks",
-            "gpt-oss-window-128")
-SHAPE = dict(d=128, s=4096)  # B = 16k tokens / S = 4
+CASES = ("causal@128", "gqa-window-2048@128", "gpt-oss-window-128@64")
+SEQ = 4096  # B = 16k tokens / S = 4
 FIELDS = ["impl", "variant", "dtype", "d", "b", "hq", "hkv", "s",
           "cold_fwd_s", "cold_bwd_s", "cache_fwd_s", "cache_bwd_s",
+          "tuned_fwd_s", "tuned_bwd_s",
           "second_fwd_ms", "steady_kernel_ms", "steady_wall_ms",
-          "hit_overhead_ms", "cold_phases", "cache_phases", "cache", "status",
-          "gpu"]
+          "hit_overhead_ms", "cold_phases", "cache_phases", "tuned_phases",
+          "cache", "status", "gpu"]
 CHILD_TIMEOUT = 300
 
 
@@ -66,6 +72,8 @@ def timed(fn):
 
 
 def cache_state(impl):
+    if impl == "sdpa-cudnn":
+        return "-"
     if impl == "fa":
         import fa
         # Each Program knows whether it came from the disk cache; the
@@ -79,11 +87,18 @@ def cache_state(impl):
             f"{c['fxgraph_cache_miss']}")
 
 
-def child(impl, variant):
+def parse_case(case):
+    """(variant, head dim) of `variant@D`."""
+    variant, _, d = case.partition("@")
+    return variant, int(d or 128)
+
+
+def child(impl, case):
     """One process's measurements, as a dict."""
     import torch
     import bench_gpu
-    cfg = next(bench_gpu.configs([variant], [SHAPE["d"]], [SHAPE["s"]]))
+    variant, d = parse_case(case)
+    cfg = next(bench_gpu.configs([variant], [d], [SEQ]))
     torch.zeros(1, device="cuda")
     torch.cuda.synchronize()
     # Imports are not counted: torch._dynamo, which torch.compile (flex's)
@@ -97,6 +112,9 @@ def child(impl, variant):
         if not ok:
             raise RuntimeError(f"fa has no GPU: {why}")
         attend = bench_gpu.fa_attend(fa, cfg)
+    elif impl == "sdpa-cudnn":
+        attend = bench_gpu.sdpa_attend(bench_gpu.SDPBackend.CUDNN_ATTENTION,
+                                       cfg)
     else:
         common.set_recompile_limit(64)
         attend = bench_gpu.flex_attend(cfg)
@@ -133,22 +151,38 @@ def run_child(impl, variant, env, timeout):
                        f"{proc.stderr.strip()[-200:]}")
 
 
-def measure(impl, variant, deadline):
-    """Row of one (impl, variant): a cold process, then a warm one."""
+def fresh_caches(root):
+    """The environment of a process whose caches live under `root`."""
+    return dict(os.environ, FA_COMPILE_TIMES="1",
+                FA_CACHE_DIR=os.path.join(root, "fa"),
+                TORCHINDUCTOR_CACHE_DIR=os.path.join(root, "inductor"),
+                TRITON_CACHE_DIR=os.path.join(root, "triton"),
+                CUDA_CACHE_PATH=os.path.join(root, "cuda"))
+
+
+def measure(impl, case, deadline):
+    """Row of one (impl, case): a cold process, then a warm one (and for
+    fa, a cold one that tunes as fa does by default)."""
+    variant, d = parse_case(case)
     row = dict(impl=impl, variant=variant, dtype="bf16")
     root = tempfile.mkdtemp(prefix=f"fa-bench-compile-{impl}-")
-    env = dict(os.environ, FA_AUTOTUNE="0", FA_COMPILE_TIMES="1",
-               FA_CACHE_DIR=os.path.join(root, "fa"),
-               TORCHINDUCTOR_CACHE_DIR=os.path.join(root, "inductor"),
-               TRITON_CACHE_DIR=os.path.join(root, "triton"),
-               CUDA_CACHE_PATH=os.path.join(root, "cuda"))
+    env = dict(fresh_caches(os.path.join(root, "cold")), FA_AUTOTUNE="0")
     try:
         deadline.check()
-        cold = run_child(impl, variant, env, min(CHILD_TIMEOUT,
-                                                  deadline.left()))
+        cold = run_child(impl, case, env, min(CHILD_TIMEOUT,
+                                               deadline.left()))
         deadline.check()
-        warm = run_child(impl, variant, env, min(CHILD_TIMEOUT,
-                                                  deadline.left()))
+        warm = run_child(impl, case, env, min(CHILD_TIMEOUT,
+                                               deadline.left()))
+        if impl == "fa":
+            deadline.check()
+            tuning = fresh_caches(os.path.join(root, "tuned"))
+            tuning.pop("FA_AUTOTUNE", None)
+            tuned = run_child(impl, case, tuning,
+                              min(CHILD_TIMEOUT, deadline.left()))
+            row.update(tuned_fwd_s=f"{tuned['first_fwd']:.3f}",
+                       tuned_bwd_s=f"{tuned['first_bwd']:.3f}",
+                       tuned_phases=tuned["phases"])
         cfg = warm["cfg"]
         row.update({f: cfg[f] for f in ("d", "b", "hq", "hkv", "s")})
         row.update(cold_fwd_s=f"{cold['first_fwd']:.3f}",
@@ -183,8 +217,10 @@ def main():
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--csv", required=True)
-    parser.add_argument("--variants", default=",".join(VARIANTS))
-    parser.add_argument("--impls", default="fa,flex")
+    parser.add_argument("--cases", default=",".join(CASES),
+                        help="variant@D, comma-separated (variants: "
+                             "bench_gpu.py's)")
+    parser.add_argument("--impls", default="fa,sdpa-cudnn,flex")
     parser.add_argument("--time-limit", type=float,
                         help="seconds for the whole run; rows not started "
                              "by then are recorded as skipped")
@@ -192,12 +228,17 @@ def main():
     deadline = common.Deadline(args.time_limit)
     out = common.CsvOut(args.csv, FIELDS)
     rows = []
-    for variant in args.variants.split(","):
+    import bench_gpu
+    for case in args.cases.split(","):
+        variant, d = parse_case(case)
+        cfg = next(bench_gpu.configs([variant], [d], [SEQ]))
         for impl in args.impls.split(","):
-            row = measure(impl, variant, deadline)
+            if not bench_gpu.expresses(impl, cfg):
+                continue
+            row = measure(impl, case, deadline)
             out.write(row)
             rows.append(row)
-            print(f"{impl:5s} {variant:20s} cold {row.get('cold_fwd_s')} + "
+            print(f"{impl:10s} {case:24s} cold {row.get('cold_fwd_s')} + "
                   f"{row.get('cold_bwd_s')} s, cache {row.get('cache_fwd_s')}"
                   f" + {row.get('cache_bwd_s')} s, in-memory overhead "
                   f"{row.get('hit_overhead_ms')} ms  [{row.get('cache')}]  "

@@ -6,6 +6,7 @@ Variants (bf16, B*S = 16k tokens, head dims 64 and 128, S = 1k..16k):
   full, causal           MHA, H = 2048 / D
   gqa-causal             Hq = 4096 / D, Hkv = Hq / 4
   window-4096            sliding window (causal), H = 2048 / D
+  gqa-window-2048        GQA 4:1 with a window of 2048, Hq = 4096 / D
   window-1024+4-sinks    window 1024 plus 4 sink tokens (StreamingLLM)
   gpt-oss-window-128     gpt-oss: Hq = 4096 / D, Hkv = Hq / 8, window 128,
                          learnable sinks (one logit per head in the softmax)
@@ -78,6 +79,7 @@ VARIANTS = {
     "causal": dict(model=2048, group=1, causal=True),
     "gqa-causal": dict(model=4096, group=4, causal=True),
     "window-4096": dict(model=2048, group=1, causal=True, window=4096),
+    "gqa-window-2048": dict(model=4096, group=4, causal=True, window=2048),
     "window-1024+4-sinks": dict(model=2048, group=1, causal=True,
                                 window=1024, sink_tokens=4),
     "gpt-oss-window-128": dict(model=4096, group=8, causal=True, window=128,

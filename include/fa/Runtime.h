@@ -104,11 +104,27 @@ struct CompileOptions {
   /// TMA reduce-adds instead of dQ's own kernel, at D up to 128: correct;
   /// faster or slower by head dim (bench/NOTES.md), so the tuner picks.
   bool dqAtomics = false;
-  /// Whether run() times the candidate tensor-core configs on the first call
-  /// of each new shape class (head dim, and powers of two bounding Sq, Sk
-  /// and B*Hq) and keeps the fastest, in memory and in the kernel cache.
-  /// Off when a config is given, on the CPU, and with FA_AUTOTUNE=0.
-  bool autotune = true;
+  /// The entry to compile alone (both when unset): a JIT caller compiles
+  /// a variant's backward when a backward is first asked for, not with
+  /// its forward. run() of the other entry fails and says so.
+  std::optional<Entry> onlyEntry;
+  /// How run() picks the tensor-core config of each new shape class (head
+  /// dim, and powers of two bounding Sq, Sk and B*Hq; GPU, f16/bf16).
+  enum class Tuning {
+    /// The compiler's default config.
+    Off,
+    /// The config of fa's shipped table of tuned configs for this GPU
+    /// architecture (its nearest shape class of the same entry, head dim
+    /// and mask), else the default: no call waits on tuning.
+    Table,
+    /// The candidates timed on the caller's arguments at the class's first
+    /// call (seconds), the fastest kept in memory and in the kernel cache,
+    /// where later processes find it.
+    Measure,
+  };
+  /// FA_AUTOTUNE=0 makes it Off and FA_AUTOTUNE=1 Measure; a config given
+  /// by hand (mmaBlockN, ..., gridSection) and the CPU make it Off.
+  Tuning tuning = Tuning::Table;
 };
 
 /// Whether fa can launch kernels here (a CUDA driver and a device). When

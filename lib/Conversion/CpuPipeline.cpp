@@ -20,6 +20,7 @@ void fa::buildCpuPipeline(OpPassManager &pm,
   FATileOptions tile;
   tile.blockM = options.blockM;
   tile.blockN = options.blockN;
+  tile.entries = options.entries;
   pm.addPass(createFATile(tile));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -63,6 +63,7 @@ void fa::buildGpuPipeline(OpPassManager &pm,
   tile.blockM = options.blockM;
   tile.blockN = options.blockN;
   tile.hoistScratch = false;
+  tile.entries = options.entries;
   pm.addPass(createFATile(tile));
   // Forwards and backwards of the head dims it supports: tensor-core
   // kernels (tf32 for f32).

@@ -4,6 +4,9 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
 
 #include <cstdio>
 
@@ -143,6 +146,63 @@ bool storeTunedConfig(const KernelCache &cache, llvm::StringRef key,
                 static_cast<long long>(config.gridSection),
                 static_cast<long long>(config.dqAtomics));
   return cache.store(key, payload, error);
+}
+
+namespace {
+/// A row of the shipped table.
+struct TableRow {
+  const char *arch;
+  Entry entry;
+  int64_t headDim;
+  const char *mask;
+  uint64_t window, sq, sk, bh;
+  TileConfig config;
+};
+} // namespace
+
+// Generated on the GPU by bench/make_tuning_table.py; its first lines say
+// which GPU and when.
+#include "TunedConfigs.inc"
+
+static int64_t log2Distance(uint64_t a, uint64_t b) {
+  int64_t d = static_cast<int64_t>(llvm::Log2_64(std::max<uint64_t>(a, 1))) -
+              static_cast<int64_t>(llvm::Log2_64(std::max<uint64_t>(b, 1)));
+  return d < 0 ? -d : d;
+}
+
+std::optional<TileConfig> shippedConfig(const TableShape &shape) {
+  std::optional<TileConfig> best;
+  int64_t bestDistance = 0;
+  for (const TableRow &row : kTunedConfigs) {
+    if (shape.arch != row.arch || shape.entry != row.entry ||
+        shape.headDim != row.headDim || shape.mask != row.mask ||
+        shape.window != row.window)
+      continue;
+    int64_t distance = log2Distance(shape.sq, row.sq) +
+                       log2Distance(shape.sk, row.sk) +
+                       log2Distance(shape.bh, row.bh);
+    if (!best || distance < bestDistance) {
+      best = row.config;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+const char *shippedTableSource() { return kTunedConfigsSource; }
+
+std::string tableRow(const TableShape &shape, const TileConfig &config,
+                     const std::string &note) {
+  return llvm::formatv(
+             "    {{\"{0}\", Entry::{1}, {2}, \"{3}\", {4}, {5}, {6}, {7}, "
+             "{{{8}, {9}, {10}, {11}, {12}, {13}, {14}}}, // {15}",
+             shape.arch,
+             shape.entry == Entry::Forward ? "Forward" : "Backward",
+             shape.headDim, shape.mask, shape.window, shape.sq, shape.sk,
+             shape.bh, config.blockN, config.warps, config.kvStages,
+             config.sharedBytes, config.wgmmaGroups, config.gridSection,
+             config.dqAtomics, note)
+      .str();
 }
 
 std::optional<TileConfig>

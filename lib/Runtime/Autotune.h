@@ -92,6 +92,33 @@ std::optional<TileConfig> loadTunedConfig(const KernelCache &cache,
 bool storeTunedConfig(const KernelCache &cache, llvm::StringRef key,
                       const TileConfig &config, std::string &error);
 
+/// A shape class of a variant, as the shipped table of tuned configs keys
+/// it: the GPU arch, the entry, the head dim, the mask (`full`, `causal`,
+/// or `window` with the window's power-of-two ceiling) and the powers of
+/// two bounding Sq, Sk and B*Hq. Sinks and the element type (the table's
+/// rows are bf16's; f16 runs the same kernels) are not part of it.
+struct TableShape {
+  std::string arch;
+  Entry entry = Entry::Forward;
+  int64_t headDim = 0;
+  std::string mask;
+  uint64_t window = 0;
+  uint64_t sq = 0, sk = 0, bh = 0;
+};
+
+/// The table's config for `shape`: among its rows of the same arch, entry,
+/// head dim, mask and window class, the one whose sequence and batch
+/// classes are nearest (in powers of two); nullopt where it has none.
+std::optional<TileConfig> shippedConfig(const TableShape &shape);
+
+/// Where the shipped table came from (its GPU and date).
+const char *shippedTableSource();
+
+/// `config` as a row of the shipped table (TunedConfigs.inc), ending in a
+/// comment with `note`: what FA_TUNING_RECORD collects.
+std::string tableRow(const TableShape &shape, const TileConfig &config,
+                     const std::string &note);
+
 /// The candidate `timeMs` rates fastest; a candidate it rates < 0 (failed)
 /// is skipped. `progress` gets one line per candidate (str(wgmma)).
 /// Returns nullopt when every candidate failed.

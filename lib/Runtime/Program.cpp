@@ -28,6 +28,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/SourceMgr.h"
@@ -354,15 +355,27 @@ static void initializeNativeTarget() {
   });
 }
 
+/// The pipelines' `entries` option for `only`.
+static std::string entriesName(std::optional<Entry> only) {
+  if (!only)
+    return "all";
+  return *only == Entry::Forward ? "forward" : "backward";
+}
+
 /// The lowering of a spec for the host CPU or for GPU `arch`.
 static void buildPipeline(PassManager &pm, bool gpu, const std::string &arch,
                           const CompileOptions &options) {
+  // FA_COMPILE_TIMES=2 also prints MLIR's time per pass of each lowering.
+  const char *passTimes = std::getenv("FA_COMPILE_TIMES");
+  if (passTimes && std::string(passTimes) == "2")
+    pm.enableTiming();
   // Tile sizes of 0 keep the target's defaults.
   auto setTiles = [&](auto &targetOptions) {
     if (options.blockM > 0)
       targetOptions.blockM = options.blockM;
     if (options.blockN > 0)
       targetOptions.blockN = options.blockN;
+    targetOptions.entries = entriesName(options.onlyEntry);
   };
   if (gpu) {
     GpuPipelineOptions gpuOptions;
@@ -438,7 +451,8 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
       (options.dqAtomics ? " dq-atomics" : "") + " gen " +
       options.mmaGeneration + " schedule " + options.wgmmaSchedule +
       " groups " + std::to_string(options.wgmmaGroups) + " section " +
-      std::to_string(options.gridSection);
+      std::to_string(options.gridSection) + " entries " +
+      entriesName(options.onlyEntry);
   std::string key = KernelCache::hashKey(
       {compilerId(), LLVM_VERSION_STRING, useGpu ? "gpu" : "cpu", arch,
        driver, tiles, specialised});
@@ -446,15 +460,21 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
   impl.specText = specText;
   impl.bufferName = bufferName;
   impl.options = options;
-  const char *autotuneEnv = std::getenv("FA_AUTOTUNE");
-  impl.options.autotune = options.autotune && useGpu && !options.mmaBlockN &&
-                          !options.mmaWarps && !options.mmaSharedBytes &&
-                          !options.mmaKvStages && !options.wgmmaGroups &&
-                          !options.gridSection &&
-                          !(autotuneEnv && std::string(autotuneEnv) == "0");
-  // Tuning entries hang off the compiled program's key (only a tuning
+  using Tuning = CompileOptions::Tuning;
+  std::string autotuneEnv =
+      std::getenv("FA_AUTOTUNE") ? std::getenv("FA_AUTOTUNE") : "";
+  bool byHand = options.mmaBlockN || options.mmaWarps ||
+                options.mmaSharedBytes || options.mmaKvStages ||
+                options.wgmmaGroups || options.gridSection;
+  Tuning tuning = options.tuning;
+  if (autotuneEnv == "0" || !useGpu || byHand)
+    tuning = Tuning::Off;
+  else if (autotuneEnv == "1")
+    tuning = Tuning::Measure;
+  impl.options.tuning = tuning;
+  // Measured entries hang off the compiled program's key (only a measuring
   // program needs one).
-  if (impl.options.autotune)
+  if (tuning == Tuning::Measure)
     impl.tuningKey = KernelCache::hashKey({"tune", key});
 
   double parseSeconds = seconds(start);
@@ -663,6 +683,12 @@ bool Program::run(const std::string &kernelName, Entry entry,
     error = "kernel '" + kernelName + "' has no backward";
     return false;
   }
+  if (impl->options.onlyEntry && *impl->options.onlyEntry != entry) {
+    error = "kernel '" + kernelName + "': this program was compiled for its " +
+            entriesName(impl->options.onlyEntry) + " only, not its " +
+            entryName;
+    return false;
+  }
   if (!impl->validate(kernel, fn, entryName, args, error))
     return false;
   if (impl->target == Target::GPU)
@@ -723,7 +749,7 @@ CompileOptions Program::Impl::optionsFor(const TileConfig &config) const {
     tuned.gridSection = config.gridSection;
   if (config.dqAtomics)
     tuned.dqAtomics = true;
-  tuned.autotune = false;
+  tuned.tuning = CompileOptions::Tuning::Off;
   return tuned;
 }
 
@@ -772,7 +798,7 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
                             std::optional<std::uintptr_t> stream,
                             std::string &error) {
   const std::vector<int64_t> &q = args[0].sizes;
-  if (!options.autotune || q.size() != 4)
+  if (options.tuning == CompileOptions::Tuning::Off || q.size() != 4)
     return TileConfig();
   // Shape class: the head dim and powers of two bounding Sq, Sk and B*Hq.
   ShapeClass shape{kernelName,
@@ -787,9 +813,12 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
   // A forward the pass sends to mma.sync on sm_90a all the same (a short
   // window) tunes mma.sync's knobs, not the wgmma kernel's.
   std::optional<int64_t> window;
+  bool causal = false;
   for (const KernelInfo &info : kernels)
-    if (info.name == kernelName)
+    if (info.name == kernelName) {
       window = info.window;
+      causal = info.causal;
+    }
   bool wgmma = runsWgmma() && (entry == Entry::Backward ||
                                tensor_core::wgmmaForwardRuns(q[3], window));
   std::vector<TileConfig> candidates = tuningCandidates(
@@ -797,6 +826,23 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
       /*dqAtomicsAllowed=*/!options.deterministic && !options.dqAtomics);
   if (candidates.empty())
     return tuned[shape] = TileConfig();
+  TableShape tableShape{cuda::deviceArch(),
+                        entry,
+                        q[3],
+                        window ? "window" : causal ? "causal" : "full",
+                        window ? llvm::PowerOf2Ceil(*window) : 0,
+                        std::get<3>(shape),
+                        std::get<4>(shape),
+                        std::get<5>(shape)};
+  if (options.tuning == CompileOptions::Tuning::Table) {
+    // A row naming a config this build would not offer here (another
+    // build's candidates, or dQ by atomics for a deterministic backward)
+    // leaves the default.
+    std::optional<TileConfig> row = shippedConfig(tableShape);
+    return tuned[shape] = row && llvm::is_contained(candidates, *row)
+                              ? *row
+                              : TileConfig();
+  }
 
   std::string shapeName =
       kernelName + " " + entryName + " D " + std::to_string(q[3]) +
@@ -842,6 +888,17 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
   std::string storeError; // no cache directory: nothing stored, no error
   if (!storeTunedConfig(cache, key, *best, storeError))
     log("could not store the choice: " + storeError);
+  // FA_TUNING_RECORD=<file>: the choice as a row of the shipped table
+  // (bench/make_tuning_table.py collects them).
+  if (const char *record = std::getenv("FA_TUNING_RECORD"); record && *record) {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(record, ec, llvm::sys::fs::OF_Append);
+    if (ec)
+      log("could not record the choice in " + std::string(record) + ": " +
+          ec.message());
+    else
+      out << tableRow(tableShape, *best, shapeName) << "\n";
+  }
   return tuned[shape] = *best;
 }
 

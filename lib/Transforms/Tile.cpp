@@ -501,10 +501,17 @@ struct Tile : fa::impl::FATileBase<Tile> {
   }
 
   void runOnOperation() override {
+    if (entries != "all" && entries != "forward" && entries != "backward") {
+      getOperation().emitError()
+          << "fa-tile: entries must be all, forward or backward, got '"
+          << entries << "'";
+      return signalPassFailure();
+    }
     SmallVector<KernelOp> kernels(getOperation().getOps<KernelOp>());
     for (KernelOp kernel : kernels) {
       for (func::FuncOp fn : kernel.getOps<func::FuncOp>())
-        lowerEntry(kernel, fn);
+        if (entries == "all" || fn.getSymName() == entries)
+          lowerEntry(kernel, fn);
       kernel.erase();
     }
   }

@@ -132,22 +132,29 @@ def _allow_tf32(x, dtype):
 
 
 def _program(key, make_text, dtype, target, allow_tf32=False,
-             deterministic=False):
-    # FA_AUTOTUNE is read when a program compiles: a program per setting,
-    # so that switching it in-process takes effect.
-    autotune = os.environ.get("FA_AUTOTUNE", "1") != "0"
-    program_key = (key, dtype, target, allow_tf32, autotune, deterministic)
+             deterministic=False, entry=None):
+    """The compiled program of `key`; with `entry` ("forward" or
+    "backward"), that entry's alone: a forward call compiles no backward,
+    and the backward compiles when a backward is first asked for."""
+    # FA_AUTOTUNE (0: the compiler's default configs, 1: measure each new
+    # shape class, unset: fa's shipped table) is read when a program
+    # compiles: a program per setting, so that switching it in-process
+    # takes effect.
+    autotune = os.environ.get("FA_AUTOTUNE", "")
+    program_key = (key, dtype, target, allow_tf32, autotune, deterministic,
+                   entry)
     program = _programs.get(program_key)
     if program is None:
         start = time.perf_counter()
         program = _fa.Program.compile(make_text(), f"<fa {key[0]}>",
                                       dtype=dtype, target=target,
                                       allow_tf32=allow_tf32,
-                                      deterministic=deterministic)
-        log.debug("fa: compiled %s for %s/%s (tf32: %s, deterministic: %s) "
-                  "in %.2f s (disk cache: %s)", key, dtype, target,
-                  allow_tf32, deterministic, time.perf_counter() - start,
-                  program.cache_status)
+                                      deterministic=deterministic,
+                                      entry=entry)
+        log.debug("fa: compiled %s (%s) for %s/%s (tf32: %s, deterministic: "
+                  "%s) in %.2f s (disk cache: %s)", key, entry or "all",
+                  dtype, target, allow_tf32, deterministic,
+                  time.perf_counter() - start, program.cache_status)
         _programs[program_key] = program
     return program
 
@@ -231,7 +238,7 @@ def check_attention_args(q, k, v, causal, window, sink_tokens, sinks, scale):
 
 
 def _call_signature(q, k, v, causal, window, sink_tokens, sinks, scale,
-                    deterministic):
+                    deterministic, entry):
     """Everything check_attention_args and the Program choice read, for
     plain torch tensors (None for anything else): calls with one signature
     pass or fail the checks alike and run the same Program."""
@@ -247,18 +254,19 @@ def _call_signature(q, k, v, causal, window, sink_tokens, sinks, scale,
             None if sinks is None else
             (sinks.shape, sinks.stride(), sinks.dtype, sinks.device),
             type(causal), causal, type(window), window, type(sink_tokens),
-            sink_tokens, type(scale), scale, deterministic,
+            sink_tokens, type(scale), scale, deterministic, entry,
             torch.backends.cuda.matmul.allow_tf32,
             os.environ.get("FA_AUTOTUNE"))
 
 
 def _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale,
-                       deterministic=False):
-    """Checks the arguments; returns (dtype, the variant's Program): the
-    one whose backward gives the same bits from run to run with
-    `deterministic` (the forward is that already)."""
+                       entry, deterministic=False):
+    """Checks the arguments; returns (dtype, the Program of the variant's
+    `entry`, "forward" or "backward"): for the backward, the one that gives
+    the same bits from run to run with `deterministic` (the forward is that
+    already)."""
     signature = _call_signature(q, k, v, causal, window, sink_tokens, sinks,
-                                scale, deterministic)
+                                scale, deterministic, entry)
     try:
         known = _checked_calls.get(signature) if signature is not None \
             else None
@@ -276,7 +284,7 @@ def _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale,
     key = ("attention", learnable, head_dim, tuple(sorted(variant.items())))
     program = _program(key, lambda: attention_spec(
         "attention", dtype, learnable, head_dim, **variant), dtype,
-        _target(q), _allow_tf32(q, dtype), deterministic)
+        _target(q), _allow_tf32(q, dtype), deterministic, entry)
     if signature is not None:
         if len(_checked_calls) >= _CHECKED_CALLS_MAX:
             _checked_calls.clear()
@@ -287,7 +295,7 @@ def _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale,
 def attention_forward(q, k, v, causal, window, sink_tokens, sinks, scale):
     """o, lse (no autograd): the op's forward on any supported tensors."""
     dtype, program = _attention_program(q, k, v, causal, window,
-                                        sink_tokens, sinks, scale)
+                                        sink_tokens, sinks, scale, "forward")
     learnable = sinks is not None
     b, hq, sq, d = q.shape
     o = _empty_like(q, (b, hq, sq, d), dtype)
@@ -303,7 +311,7 @@ def attention_backward(q, k, v, o, lse, do, causal, window, sink_tokens,
     same bits from run to run (fa.attention checks it is a bool)."""
     dtype, program = _attention_program(q, k, v, causal, window,
                                         sink_tokens, sinks, scale,
-                                        deterministic)
+                                        "backward", deterministic)
     learnable = sinks is not None
     dq = _empty_like(q, tuple(q.shape), dtype)
     dk = _empty_like(q, tuple(k.shape), dtype)

@@ -37,6 +37,15 @@ fa::Target targetFromName(const std::string &name) {
                         "'; expected cpu, gpu or auto");
 }
 
+fa::Entry entryFromName(const std::string &name) {
+  if (name == "forward")
+    return fa::Entry::Forward;
+  if (name == "backward")
+    return fa::Entry::Backward;
+  throw py::value_error("entry must be 'forward' or 'backward', got '" +
+                        name + "'");
+}
+
 /// (data pointer, dtype name, sizes, strides in elements)
 using TensorTuple =
     std::tuple<std::uintptr_t, std::string, std::vector<int64_t>,
@@ -46,8 +55,11 @@ std::unique_ptr<fa::Program>
 compile(const std::string &text, const std::string &name,
         std::optional<std::string> dtype, const std::string &target,
         int64_t blockM, int64_t blockN, int64_t mmaBlockN, int64_t mmaWarps,
-        bool allowTf32, bool deterministic) {
+        bool allowTf32, bool deterministic,
+        std::optional<std::string> entry) {
   fa::CompileOptions options;
+  if (entry)
+    options.onlyEntry = entryFromName(*entry);
   if (dtype)
     options.dtype = dtypeFromName(*dtype);
   options.target = targetFromName(target);
@@ -71,9 +83,7 @@ compile(const std::string &text, const std::string &name,
 void run(fa::Program &program, const std::string &kernel,
          const std::string &entry, const std::vector<TensorTuple> &tensors,
          std::optional<std::uintptr_t> stream) {
-  if (entry != "forward" && entry != "backward")
-    throw py::value_error("entry must be 'forward' or 'backward', got '" +
-                          entry + "'");
+  fa::Entry which = entryFromName(entry);
   std::vector<fa::Tensor> args;
   for (const auto &[data, dtype, sizes, strides] : tensors) {
     fa::Tensor t;
@@ -87,10 +97,7 @@ void run(fa::Program &program, const std::string &kernel,
   bool ok;
   {
     py::gil_scoped_release release;
-    ok = program.run(kernel,
-                     entry == "forward" ? fa::Entry::Forward
-                                        : fa::Entry::Backward,
-                     args, error, stream);
+    ok = program.run(kernel, which, args, error, stream);
   }
   if (!ok)
     throw py::value_error(error);
@@ -121,7 +128,8 @@ PYBIND11_MODULE(_fa, m) {
                   py::arg("block_m") = 0, py::arg("block_n") = 0,
                   py::arg("mma_block_n") = 0, py::arg("mma_warps") = 0,
                   py::arg("allow_tf32") = false,
-                  py::arg("deterministic") = false)
+                  py::arg("deterministic") = false,
+                  py::arg("entry") = py::none())
       .def("run", &run, py::arg("kernel"), py::arg("entry"), py::arg("tensors"),
            py::arg("stream") = py::none())
       .def_property_readonly("kernels",

@@ -142,6 +142,34 @@ def test_compile_spec_file_and_cache():
     assert fa.cache_info()["programs"] == 0
 
 
+def test_a_forward_compiles_no_backward():
+    """fa.attention builds a variant's forward alone; its backward compiles
+    when one is asked for (fa.attention_backward here), as its own program,
+    and a program built for one entry refuses the other by name."""
+    fa.clear_cache()
+    rng = np.random.default_rng(6)
+    q, k, v = (rand(rng, (1, 2, 20, 8)) for _ in range(3))
+    o, lse = fa.attention(q, k, v, causal=True, return_lse=True)
+    assert fa.cache_info()["programs"] == 1
+    assert {key[-1] for key in fa.api._programs} == {"forward"}
+    fa.api.attention_backward(q, k, v, o, lse, rand(rng, q.shape), True,
+                              None, 0, None, None)
+    assert fa.cache_info()["programs"] == 2
+    assert {key[-1] for key in fa.api._programs} == {"forward", "backward"}
+    text = fa.spec.attention_spec("attention", "f64", causal=True)
+    program = fa._fa.Program.compile(text, "<entries>", target="cpu",
+                                     entry="forward")
+    descriptors = [fa.api._descriptor(t) for t in
+                   (q, k, v, o, lse, q, q.copy(), k.copy(), v.copy())]
+    with pytest.raises(ValueError, match="compiled for its forward only, "
+                       "not its backward"):
+        program.run("attention", "backward", descriptors)
+    with pytest.raises(ValueError, match="entry must be 'forward' or "
+                       "'backward', got 'both'"):
+        fa._fa.Program.compile(text, "<entries>", target="cpu", entry="both")
+    fa.clear_cache()
+
+
 def test_compile_errors_name_the_place():
     with pytest.raises(ValueError, match=r"<string>:1:\d+: error"):
         fa.compile("fa.kernel @k { garbage }")

@@ -12,6 +12,10 @@ struct CpuPipelineOptions : mlir::PassPipelineOptions<CpuPipelineOptions> {
                          llvm::cl::init(16)};
   Option<int64_t> blockN{*this, "block-n", llvm::cl::desc("keys per tile"),
                          llvm::cl::init(32)};
+  Option<std::string> entries{
+      *this, "entries",
+      llvm::cl::desc("the entries to lower: all, forward or backward"),
+      llvm::cl::init("all")};
 };
 
 /// fa kernels -> tile loops -> LLVM dialect for the host CPU.
@@ -25,6 +29,10 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
                          llvm::cl::init(1)};
   Option<int64_t> blockN{*this, "block-n", llvm::cl::desc("keys per tile"),
                          llvm::cl::init(1)};
+  Option<std::string> entries{
+      *this, "entries",
+      llvm::cl::desc("the entries to lower: all, forward or backward"),
+      llvm::cl::init("all")};
   Option<int64_t> tensorCoreBlockN{
       *this, "tensor-core-block-n",
       llvm::cl::desc("keys per shared-memory tile of the tensor-core "

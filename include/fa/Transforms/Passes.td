@@ -40,13 +40,19 @@ def FATile : Pass<"fa-tile", "::mlir::ModuleOp"> {
     tiles and visits the query tiles of every query head of its group, a dQ
     loop that owns query tiles, and the dsinks reduction. No Sq x Sk buffer
     is ever allocated; scratch is tile-sized.
+
+    `entries=forward` (or `backward`) lowers that entry of each kernel only:
+    the runtime compiles a backward when one is first asked for.
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", "16", "query rows per tile">,
     Option<"blockN", "block-n", "int64_t", "32", "keys per tile">,
     Option<"hoistScratch", "hoist-scratch", "bool", "true",
            "allocate tile scratch once before each parallel loop (host); "
-           "false keeps it per iteration (one GPU thread per iteration)">
+           "false keeps it per iteration (one GPU thread per iteration)">,
+    Option<"entries", "entries", "std::string", "\"all\"",
+           "the entries to lower: all, forward or backward (the others are "
+           "dropped, so that a JIT builds only what is called)">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
