@@ -40,6 +40,9 @@
 #   hf              bench/bench_hf.py: a Hugging Face model's training step
 #                   under eager, sdpa and fa: hf.csv (FA_HF_ARGS)
 #   compile         bench/bench_compile.py: compile.csv (FA_COMPILE_ARGS)
+#   tuning-table    bench/make_tuning_table.py: TunedConfigs.inc, the table
+#                   of tuned configs to check in as lib/Runtime/ (not in the
+#                   default list)
 #   bench           bench/bench_gpu.py with FA_BENCH_ARGS: bench.csv (not in
 #                   the default list; the stages above cover its grid)
 # Each benchmark stage stops starting rows after FA_BENCH_TIME_LIMIT seconds
@@ -439,6 +442,7 @@ for d in 64 128; do
 done
 bench_stage hf bench_hf.py --out "$OUT_DIR/hf.csv" ${FA_HF_ARGS:-}
 bench_stage compile bench_compile.py --csv "$OUT_DIR/compile.csv" ${FA_COMPILE_ARGS:-}
+bench_stage tuning-table make_tuning_table.py --out "$OUT_DIR/TunedConfigs.inc"
 bench_stage bench bench_gpu.py --csv "$OUT_DIR/bench.csv" ${FA_BENCH_ARGS:-}
 if stage conformance; then
   timeout "${FA_CONFORMANCE_TIMEOUT:-420}" python3 test/conformance/run.py "$FA/bin/fa-run" kernels_spec /tmp/fa-conf \

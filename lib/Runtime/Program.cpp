@@ -5,6 +5,7 @@
 #include "Autotune.h"
 #include "CudaDriver.h"
 #include "KernelCache.h"
+#include "Ptxas.h"
 
 #include "fa/Conversion/Pipelines.h"
 #include "fa/Dialect/FA/FAOps.h"
@@ -355,6 +356,23 @@ static void initializeNativeTarget() {
   });
 }
 
+/// The ptxas whose cubins this driver loads (its CUDA release not newer
+/// than the driver's), with its release; empty when there is none: the
+/// driver then JIT-compiles the PTX. Asked once per process.
+static const std::pair<std::string, int> &usablePtxas() {
+  static const std::pair<std::string, int> found = [] {
+    std::string ptxas = findPtxas();
+    if (ptxas.empty())
+      return std::pair<std::string, int>();
+    int release = ptxasRelease(ptxas);
+    int driver = std::atoi(cuda::driverVersion().c_str());
+    if (release == 0 || release > driver)
+      return std::pair<std::string, int>();
+    return std::make_pair(ptxas, release);
+  }();
+  return found;
+}
+
 /// The pipelines' `entries` option for `only`.
 static std::string entriesName(std::optional<Entry> only) {
   if (!only)
@@ -453,9 +471,14 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
       " groups " + std::to_string(options.wgmmaGroups) + " section " +
       std::to_string(options.gridSection) + " entries " +
       entriesName(options.onlyEntry);
+  // Cubins made by a ptxas are its release's machine code.
+  std::string assembler =
+      useGpu && !usablePtxas().first.empty()
+          ? "ptxas " + std::to_string(usablePtxas().second)
+          : "driver JIT";
   std::string key = KernelCache::hashKey(
       {compilerId(), LLVM_VERSION_STRING, useGpu ? "gpu" : "cpu", arch,
-       driver, tiles, specialised});
+       driver, tiles, assembler, specialised});
   KernelCache cache(KernelCache::defaultDirectory());
   impl.specText = specText;
   impl.bufferName = bufferName;
@@ -480,6 +503,8 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
   double parseSeconds = seconds(start);
   Clock::time_point lowerStart = Clock::now();
   bool fromCache = false;
+  int assembled = 0;
+  double assembleSeconds = 0;
   OwningOpRef<ModuleOp> lowered;
   std::string payload;
   KernelCache::Lookup lookup = cache.load(key, payload);
@@ -498,6 +523,16 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
     if (failed(pm.run(*lowered)))
       return fail(bufferName + ": error: lowering for the " +
                   (useGpu ? "GPU" : "CPU") + " failed");
+    if (useGpu && !usablePtxas().first.empty()) {
+      Clock::time_point assembleStart = Clock::now();
+      std::string note;
+      assembled = assembleKernels(*lowered, usablePtxas().first, arch, note);
+      assembleSeconds = seconds(assembleStart);
+      // Those kernels load as PTX, JIT-compiled by the driver: slower to
+      // load, never wrong.
+      if (!note.empty())
+        llvm::errs() << "fa: note: " << bufferName << ": " << note << "\n";
+    }
     std::string bytecode;
     llvm::raw_string_ostream os(bytecode);
     std::string storeError;
@@ -556,8 +591,11 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
         "fa: compile times: {0} total {1:F3} s: parse {2:F3} s, {3} {4:F3} "
         "s, host JIT {5:F3} s",
         bufferName, seconds(start), parseSeconds,
-        fromCache ? "cache load" : "lowering", lowerSeconds,
+        fromCache ? "cache load" : "lowering", lowerSeconds - assembleSeconds,
         seconds(jitStart) - moduleLoad);
+    if (assembled)
+      llvm::errs() << llvm::formatv(", ptxas {0:F3} s ({1} kernels at once)",
+                                    assembleSeconds, assembled);
     if (useGpu)
       llvm::errs() << llvm::formatv(", GPU module load {0:F3} s", moduleLoad);
     llvm::errs() << "\n";

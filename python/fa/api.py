@@ -1,9 +1,11 @@
 """fa's Python API: attention and softmax_matmul on numpy arrays and torch
 tensors, compiled on first use per (variant, dtype, target) and cached."""
 
+import concurrent.futures
 import logging
 import math
 import os
+import threading
 import time
 
 from . import _fa
@@ -28,6 +30,12 @@ _TORCH_DTYPES = {} if torch is None else {
     torch.float64: "f64"}
 _TORCH_BY_NAME = {v: k for k, v in _TORCH_DTYPES.items()}
 _programs = {}
+# Programs being compiled (a backward started by its forward, or one whose
+# first caller is waiting), by the key of _programs: a Future each.
+_compiling = {}
+_compiling_lock = threading.Lock()
+_compiler = concurrent.futures.ThreadPoolExecutor(
+    max_workers=2, thread_name_prefix="fa-compile")
 # Attention calls whose arguments passed check_attention_args, by
 # _call_signature: a repeat of one takes its dtype and Program from here
 # (20-25 us of host time per call on the H100 host, bench/NOTES.md).
@@ -132,10 +140,13 @@ def _allow_tf32(x, dtype):
 
 
 def _program(key, make_text, dtype, target, allow_tf32=False,
-             deterministic=False, entry=None):
+             deterministic=False, entry=None, wait=True):
     """The compiled program of `key`; with `entry` ("forward" or
     "backward"), that entry's alone: a forward call compiles no backward,
-    and the backward compiles when a backward is first asked for."""
+    and the backward compiles when a backward is first asked for, or in
+    the background once a forward that needs gradients ran (wait=False:
+    start the compile and return None while it runs; a compile error is
+    raised to the caller that waits for the program)."""
     # FA_AUTOTUNE (0: the compiler's default configs, 1: measure each new
     # shape class, unset: fa's shipped table) is read when a program
     # compiles: a program per setting, so that switching it in-process
@@ -144,18 +155,40 @@ def _program(key, make_text, dtype, target, allow_tf32=False,
     program_key = (key, dtype, target, allow_tf32, autotune, deterministic,
                    entry)
     program = _programs.get(program_key)
-    if program is None:
+    if program is not None:
+        return program
+    text = make_text()
+
+    def compile_program():
         start = time.perf_counter()
-        program = _fa.Program.compile(make_text(), f"<fa {key[0]}>",
-                                      dtype=dtype, target=target,
-                                      allow_tf32=allow_tf32,
-                                      deterministic=deterministic,
-                                      entry=entry)
+        compiled = _fa.Program.compile(text, f"<fa {key[0]}>", dtype=dtype,
+                                       target=target, allow_tf32=allow_tf32,
+                                       deterministic=deterministic,
+                                       entry=entry)
         log.debug("fa: compiled %s (%s) for %s/%s (tf32: %s, deterministic: "
                   "%s) in %.2f s (disk cache: %s)", key, entry or "all",
                   dtype, target, allow_tf32, deterministic,
-                  time.perf_counter() - start, program.cache_status)
-        _programs[program_key] = program
+                  time.perf_counter() - start, compiled.cache_status)
+        return compiled
+
+    with _compiling_lock:
+        future = _compiling.get(program_key)
+        if future is None:
+            if not wait:
+                _compiling[program_key] = _compiler.submit(compile_program)
+                return None
+    if future is None:
+        program = compile_program()
+    else:
+        if not wait:
+            return None
+        try:
+            program = future.result()
+        finally:
+            with _compiling_lock:
+                if _compiling.get(program_key) is future:
+                    del _compiling[program_key]
+    _programs[program_key] = program
     return program
 
 
@@ -260,11 +293,12 @@ def _call_signature(q, k, v, causal, window, sink_tokens, sinks, scale,
 
 
 def _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale,
-                       entry, deterministic=False):
+                       entry, deterministic=False, wait=True):
     """Checks the arguments; returns (dtype, the Program of the variant's
     `entry`, "forward" or "backward"): for the backward, the one that gives
     the same bits from run to run with `deterministic` (the forward is that
-    already)."""
+    already). With wait=False the Program is None while it compiles in
+    the background (see _program)."""
     signature = _call_signature(q, k, v, causal, window, sink_tokens, sinks,
                                 scale, deterministic, entry)
     try:
@@ -284,12 +318,23 @@ def _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale,
     key = ("attention", learnable, head_dim, tuple(sorted(variant.items())))
     program = _program(key, lambda: attention_spec(
         "attention", dtype, learnable, head_dim, **variant), dtype,
-        _target(q), _allow_tf32(q, dtype), deterministic, entry)
-    if signature is not None:
+        _target(q), _allow_tf32(q, dtype), deterministic, entry, wait)
+    if signature is not None and program is not None:
         if len(_checked_calls) >= _CHECKED_CALLS_MAX:
             _checked_calls.clear()
         _checked_calls[signature] = (dtype, program)
     return dtype, program
+
+
+def prepare_backward(q, k, v, causal, window, sink_tokens, sinks, scale,
+                     deterministic=False):
+    """Starts compiling the variant's backward in the background when it is
+    not compiled yet: a forward whose inputs need gradients calls it, so
+    that the first backward finds its kernels compiled or nearly (its
+    compile runs beside the forward's own and the caller's work until the
+    backward)."""
+    _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale,
+                       "backward", deterministic, wait=False)
 
 
 def attention_forward(q, k, v, causal, window, sink_tokens, sinks, scale):
@@ -386,3 +431,5 @@ def clear_cache():
     its entries are validated on every use)."""
     _programs.clear()
     _checked_calls.clear()
+    with _compiling_lock:
+        _compiling.clear()

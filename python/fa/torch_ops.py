@@ -141,4 +141,8 @@ def attention(q, k, v, causal, window, sink_tokens, sinks, scale,
         api.check_attention_args(q, k, v, causal, window, sink_tokens, sinks,
                                  scale)
         return attention_fwd(*args)
+    if torch.is_grad_enabled() and any(
+            t is not None and t.requires_grad for t in (q, k, v, sinks)):
+        api.prepare_backward(q, k, v, causal, window, sink_tokens, sinks,
+                             scale, deterministic)
     return _EagerAttention.apply(*args)

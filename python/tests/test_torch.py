@@ -341,6 +341,33 @@ def test_two_processes_autotuning_one_shape_leave_a_valid_cache(tmp_path):
     assert "fa: autotuning" not in third.stderr
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_backward_compiles_beside_the_forward_only_when_gradients_are_needed(
+        device):
+    """A forward whose inputs need gradients starts compiling the backward
+    in the background; under no_grad (inference) nothing but the forward
+    is built."""
+    fa.clear_cache()
+    q, k, v = (torch.randn(1, 2, 33, 16, device=device, dtype=torch.float64)
+               for _ in range(3))
+    with torch.no_grad():
+        fa.attention(q, k, v, causal=True, window=7)
+    entries = lambda: {key[-1] for key in (list(fa.api._programs) +
+                                           list(fa.api._compiling))}
+    assert entries() == {"forward"}
+    fa.clear_cache()
+    q.requires_grad_()
+    o = fa.attention(q, k, v, causal=True, window=7)
+    assert entries() == {"forward", "backward"}
+    o.sum().backward()
+    assert {key[-1] for key in fa.api._programs} == {"forward", "backward"}
+    assert not fa.api._compiling
+    q_ref = q.detach().clone().requires_grad_()
+    reference(q_ref, k, v, causal=True, window=7).sum().backward()
+    assert rel(q.grad, q_ref.grad) < 1e-10
+    fa.clear_cache()
+
+
 def test_lse_gradient_is_refused_not_wrong():
     q = torch.randn(1, 2, 8, 16, requires_grad=True)
     o, lse = fa.attention(q, q, q, return_lse=True)

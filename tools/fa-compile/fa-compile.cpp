@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Ptxas.h"
 #include "fa/Runtime.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -195,26 +196,18 @@ static int writeExport(StringRef dir, const fa::ExportedSpec &spec) {
       return 1;
   // Cubins, for users who load them themselves; the host object JIT-loads
   // its embedded PTX, which also runs on newer GPUs.
-  ErrorOr<std::string> ptxas = sys::findProgramByName("ptxas");
-  if (!ptxas) {
-    outs() << "fa-compile: ptxas not on PATH: no cubins written\n";
+  std::string ptxas = fa::findPtxas();
+  if (ptxas.empty()) {
+    outs() << "fa-compile: no ptxas (FA_PTXAS, the CUDA toolkit, PATH): no "
+              "cubins written\n";
     return 0;
   }
   for (const fa::PtxModule &module : spec.modules) {
-    SmallString<256> ptxPath(dir), cubinPath(dir);
-    sys::path::append(ptxPath, module.name + ".ptx");
-    sys::path::append(cubinPath, module.name + ".cubin");
-    if (!writeFile(dir, module.name + ".ptx", module.ptx))
+    std::string cubin, error;
+    if (!fa::assemblePtx(ptxas, arch, module.name, module.ptx, cubin, error))
+      return fail(error);
+    if (!writeFile(dir, module.name + ".cubin", cubin))
       return 1;
-    std::string message, archFlag = "-arch=" + arch;
-    StringRef argv[] = {*ptxas, archFlag, ptxPath, "-o", cubinPath};
-    int rc = sys::ExecuteAndWait(*ptxas, argv, std::nullopt, {}, 0, 0,
-                                 &message);
-    sys::fs::remove(ptxPath);
-    if (rc != 0)
-      return fail("ptxas failed on " + module.name + " (exit " +
-                  std::to_string(rc) + (message.empty() ? "" : ": " + message) +
-                  ")");
   }
   return 0;
 }
