@@ -132,11 +132,11 @@ void fa::buildGpuPipeline(OpPassManager &pm,
 
   // Host: launches through the mgpu* runtime; kernels to embedded PTX.
   pm.addPass(createGpuToLLVMConversionPass());
-  GpuModuleToBinaryPassOptions binary;
+  // PTX text, every module at once; ptxas or the driver assembles it.
+  fa::FAGpuModulesToBinaryOptions binary;
   binary.toolkitPath =
       options.cudaRoot.empty() ? findCudaRoot() : std::string(options.cudaRoot);
-  binary.compilationTarget = "isa"; // PTX text; the driver JIT-compiles it
-  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(fa::createFAGpuModulesToBinary(binary));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -556,11 +556,23 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
 
   Clock::time_point jitStart = Clock::now();
   initializeNativeTarget();
+  // The host code: the CPU kernels, or the GPU launches' glue, whose few
+  // microseconds a call are not worth LLVM's time at every process start.
+  // FA_HOST_OPT (0-3) overrides.
+  unsigned hostOpt = useGpu ? 1 : 2;
+  if (const char *level = std::getenv("FA_HOST_OPT");
+      level && level[0] >= '0' && level[0] <= '3' && !level[1])
+    hostOpt = level[0] - '0';
   std::function<llvm::Error(llvm::Module *)> optimize =
-      makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0,
+      makeOptimizingTransformer(hostOpt, /*sizeLevel=*/0,
                                 /*targetMachine=*/nullptr);
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = optimize;
+  engineOptions.jitCodeGenOptLevel =
+      hostOpt == 0   ? llvm::CodeGenOptLevel::None
+      : hostOpt == 1 ? llvm::CodeGenOptLevel::Less
+      : hostOpt == 2 ? llvm::CodeGenOptLevel::Default
+                     : llvm::CodeGenOptLevel::Aggressive;
 
   auto engine = ExecutionEngine::create(*lowered, engineOptions);
   if (!engine) {

@@ -220,6 +220,24 @@ def FADeviceWorkspace : Pass<"fa-device-workspace", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def FAGpuModulesToBinary : Pass<"fa-gpu-modules-to-binary", "::mlir::ModuleOp"> {
+  let summary = "Serialize every GPU module to PTX at once";
+  let description = [{
+    What MLIR's `gpu-module-to-binary` does with `format=isa`, with the
+    modules serialized in parallel on the context's threads: each
+    `gpu.module` becomes a `gpu.binary` of the same name holding one object
+    per target (its PTX). Each module is its own LLVM module and NVPTX
+    codegen (the largest take 0.1-0.3 s), and a variant's backward has six:
+    one after another they were half of a cold compile's lowering
+    (bench/NOTES.md). Errors name the module.
+  }];
+  let options = [
+    Option<"toolkitPath", "toolkit", "std::string", "\"\"",
+           "the CUDA toolkit, whose libdevice kernels link when they call it">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def FAKernelTensorMaps : Pass<"fa-kernel-tensor-maps", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Pass TMA tensor maps to kernels as grid-constant parameters";
   let description = [{
