@@ -556,10 +556,10 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
 
   Clock::time_point jitStart = Clock::now();
   initializeNativeTarget();
-  // The host code: the CPU kernels, or the GPU launches' glue, whose few
-  // microseconds a call are not worth LLVM's time at every process start.
-  // FA_HOST_OPT (0-3) overrides.
-  unsigned hostOpt = useGpu ? 1 : 2;
+  // The host code: the CPU kernels, or the GPU launches' glue, which at O0
+  // JITs in about half O2's time (38 against 74 ms of a cache hit's 60-100)
+  // and launches as fast (bench/NOTES.md). FA_HOST_OPT (0-3) overrides.
+  unsigned hostOpt = useGpu ? 0 : 2;
   if (const char *level = std::getenv("FA_HOST_OPT");
       level && level[0] >= '0' && level[0] <= '3' && !level[1])
     hostOpt = level[0] - '0';

@@ -250,6 +250,37 @@ TEST_F(AutotuneTest, TwoProcessesTuningOneKeyLeaveAValidEntry) {
 
 namespace {
 
+TEST(ShippedTable, NearestRowOfTheSameVariantOrNone) {
+  // The table names the GPU and date it was measured on.
+  EXPECT_NE(std::string(shippedTableSource()).find("H100"), std::string::npos);
+  // A row of the table (causal D 128 forward at S 16k) comes back as it is.
+  TableShape shape{"sm_90a", Entry::Forward, 128, "causal", 0, 16384, 16384,
+                   16};
+  std::optional<TileConfig> exact = shippedConfig(shape);
+  ASSERT_TRUE(exact.has_value());
+  EXPECT_EQ(exact->gridSection, 1);
+  // A class the table lacks (S 32k, B*Hq 8) takes the nearest: S 16k's.
+  shape.sq = shape.sk = 32768;
+  shape.bh = 8;
+  EXPECT_EQ(shippedConfig(shape), exact);
+  // Another GPU, head dim, mask or window class has no row.
+  for (TableShape other :
+       {TableShape{"sm_80", Entry::Forward, 128, "causal", 0, 16384, 16384, 16},
+        TableShape{"sm_90a", Entry::Forward, 40, "causal", 0, 16384, 16384,
+                   16},
+        TableShape{"sm_90a", Entry::Forward, 128, "window", 4096, 16384,
+                   16384, 16}})
+    EXPECT_FALSE(shippedConfig(other).has_value());
+  // FA_TUNING_RECORD writes rows in the table's own form.
+  TileConfig atomics{0, 0, 0, 0};
+  atomics.dqAtomics = 1;
+  EXPECT_EQ(tableRow({"sm_90a", Entry::Backward, 64, "window", 128, 4096,
+                      4096, 256},
+                     atomics, "note"),
+            "    {\"sm_90a\", Entry::Backward, 64, \"window\", 128, 4096, "
+            "4096, 256, {0, 0, 0, 0, 0, 0, 1}}, // note");
+}
+
 TEST(TensorCoreCoverage, ScalarFallbackReasons) {
   using tensor_core::scalarFallbackReason;
   // Every head dim the issue lists runs on the tensor cores, 16-bit and
