@@ -25,8 +25,9 @@ cache folders: fa's kernel cache (FA_CACHE_DIR), Inductor's and Triton's
   FA_COMPILE_TIMES line: parse, lowering (cold) or cache load, host JIT
   (LLVM on the host code), GPU module load (the driver's PTX JIT).
 - tuned_fwd_s, tuned_bwd_s (fa): a third process on fresh, empty caches
-  with FA_AUTOTUNE unset (fa's default): what a first call waits for when
-  tuning is left to fa.
+  with FA_AUTOTUNE unset: what a first call waits for when tuning is left
+  to fa (since 2026-11-25 its default reads the shipped table and times
+  nothing; before, it timed the candidates).
 - cache: what the caches said (fa: its program's disk-cache status, first
   process then second; flex: Inductor's FX graph cache hits and misses).
 CUDA and fa's driver are initialised before any clock starts; process start
