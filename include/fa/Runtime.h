@@ -246,6 +246,16 @@ public:
            const std::vector<Tensor> &args, std::string &error,
            std::optional<std::uintptr_t> stream = std::nullopt);
 
+  /// What run() with arguments of these shapes, dtypes and strides would
+  /// do before launching: check them, choose the config of their shape
+  /// class (from the shipped table; nothing is timed, so the data is never
+  /// read) and compile it where it is not this program's own. A caller that
+  /// knows a later call's shapes (a forward's backward) prepares it off
+  /// its critical path. False with `error` set when run() would refuse
+  /// the arguments.
+  bool prepare(const std::string &kernel, Entry entry,
+               const std::vector<Tensor> &args, std::string &error);
+
 private:
   Program();
   struct Impl;

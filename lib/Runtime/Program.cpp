@@ -753,6 +753,28 @@ bool Program::run(const std::string &kernelName, Entry entry,
          configured->invoke(kernelName, entryName, args, error, stream);
 }
 
+bool Program::prepare(const std::string &kernelName, Entry entry,
+                      const std::vector<Tensor> &args, std::string &error) {
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  KernelOp kernel = impl->spec->lookupSymbol<KernelOp>(kernelName);
+  func::FuncOp fn = !kernel                   ? func::FuncOp()
+                    : entry == Entry::Forward ? kernel.getForward()
+                                              : kernel.getBackward();
+  std::string entryName = entry == Entry::Forward ? "forward" : "backward";
+  if (!fn || (impl->options.onlyEntry && *impl->options.onlyEntry != entry)) {
+    error = "kernel '" + kernelName + "' has no " + entryName + " here";
+    return false;
+  }
+  if (!impl->validate(kernel, fn, entryName, args, error))
+    return false;
+  // Measuring needs the caller's data: that waits for run().
+  if (impl->options.tuning == CompileOptions::Tuning::Measure)
+    return true;
+  std::optional<TileConfig> config = impl->chooseConfig(
+      kernelName, entry, entryName, args, std::nullopt, error);
+  return config && impl->withConfig(*config, error);
+}
+
 void Program::Impl::logScalarFallback(const std::string &kernelName,
                                       Entry entry,
                                       const std::string &entryName,

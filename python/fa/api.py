@@ -140,13 +140,15 @@ def _allow_tf32(x, dtype):
 
 
 def _program(key, make_text, dtype, target, allow_tf32=False,
-             deterministic=False, entry=None, wait=True):
+             deterministic=False, entry=None, wait=True, prepare=None):
     """The compiled program of `key`; with `entry` ("forward" or
     "backward"), that entry's alone: a forward call compiles no backward,
     and the backward compiles when a backward is first asked for, or in
     the background once a forward that needs gradients ran (wait=False:
     start the compile and return None while it runs; a compile error is
-    raised to the caller that waits for the program)."""
+    raised to the caller that waits for the program). `prepare`, given
+    the new program, runs after a background compile: Program.prepare of
+    the call to come (a failure there only skips it)."""
     # FA_AUTOTUNE (0: the compiler's default configs, 1: measure each new
     # shape class, unset: fa's shipped table) is read when a program
     # compiles: a program per setting, so that switching it in-process
@@ -169,6 +171,11 @@ def _program(key, make_text, dtype, target, allow_tf32=False,
                   "%s) in %.2f s (disk cache: %s)", key, entry or "all",
                   dtype, target, allow_tf32, deterministic,
                   time.perf_counter() - start, compiled.cache_status)
+        if prepare is not None:
+            try:
+                prepare(compiled)
+            except (ValueError, TypeError) as e:  # run() will say it again
+                log.debug("fa: could not prepare %s: %s", key, e)
         return compiled
 
     with _compiling_lock:
@@ -293,7 +300,7 @@ def _call_signature(q, k, v, causal, window, sink_tokens, sinks, scale,
 
 
 def _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale,
-                       entry, deterministic=False, wait=True):
+                       entry, deterministic=False, wait=True, prepare=None):
     """Checks the arguments; returns (dtype, the Program of the variant's
     `entry`, "forward" or "backward"): for the backward, the one that gives
     the same bits from run to run with `deterministic` (the forward is that
@@ -318,7 +325,8 @@ def _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale,
     key = ("attention", learnable, head_dim, tuple(sorted(variant.items())))
     program = _program(key, lambda: attention_spec(
         "attention", dtype, learnable, head_dim, **variant), dtype,
-        _target(q), _allow_tf32(q, dtype), deterministic, entry, wait)
+        _target(q), _allow_tf32(q, dtype), deterministic, entry, wait,
+        prepare)
     if signature is not None and program is not None:
         if len(_checked_calls) >= _CHECKED_CALLS_MAX:
             _checked_calls.clear()
@@ -332,9 +340,35 @@ def prepare_backward(q, k, v, causal, window, sink_tokens, sinks, scale,
     not compiled yet: a forward whose inputs need gradients calls it, so
     that the first backward finds its kernels compiled or nearly (its
     compile runs beside the forward's own and the caller's work until the
-    backward)."""
-    _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale,
-                       "backward", deterministic, wait=False)
+    backward), with the config of its shape class: the call's tensors
+    described with the shapes and strides the backward will get (o, dO and
+    the gradients dense; no data is read)."""
+    dtype = _dtype_name("q", q)
+    acc = accumulator(dtype)
+
+    def dense(shape, dtype_name):
+        strides, step = [], 1
+        for size in reversed(shape):
+            strides.append(step)
+            step *= size
+        # Any aligned address: prepare never reads or writes the data.
+        return (256, dtype_name, list(shape), strides[::-1])
+
+    b, hq, sq, d = q.shape
+    described = [_descriptor(q), _descriptor(k), _descriptor(v),
+                 dense(q.shape, dtype), dense((b, hq, sq), acc),
+                 dense(q.shape, dtype)]
+    if sinks is not None:
+        described.append(_descriptor(sinks))
+    described += [dense(q.shape, dtype), dense(k.shape, dtype),
+                  dense(v.shape, dtype)]
+    if sinks is not None:
+        described.append(dense(sinks.shape, acc))
+    _attention_program(
+        q, k, v, causal, window, sink_tokens, sinks, scale, "backward",
+        deterministic, wait=False,
+        prepare=lambda program: program.prepare("attention", "backward",
+                                                described))
 
 
 def attention_forward(q, k, v, causal, window, sink_tokens, sinks, scale):

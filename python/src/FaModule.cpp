@@ -80,10 +80,9 @@ compile(const std::string &text, const std::string &name,
   return program;
 }
 
-void run(fa::Program &program, const std::string &kernel,
-         const std::string &entry, const std::vector<TensorTuple> &tensors,
-         std::optional<std::uintptr_t> stream) {
-  fa::Entry which = entryFromName(entry);
+/// The runtime's tensors of `tensors` (pointers, dtype names, sizes,
+/// strides).
+std::vector<fa::Tensor> toTensors(const std::vector<TensorTuple> &tensors) {
   std::vector<fa::Tensor> args;
   for (const auto &[data, dtype, sizes, strides] : tensors) {
     fa::Tensor t;
@@ -93,6 +92,29 @@ void run(fa::Program &program, const std::string &kernel,
     t.strides = strides;
     args.push_back(std::move(t));
   }
+  return args;
+}
+
+void prepare(fa::Program &program, const std::string &kernel,
+             const std::string &entry,
+             const std::vector<TensorTuple> &tensors) {
+  fa::Entry which = entryFromName(entry);
+  std::vector<fa::Tensor> args = toTensors(tensors);
+  std::string error;
+  bool ok;
+  {
+    py::gil_scoped_release release; // it may compile a config
+    ok = program.prepare(kernel, which, args, error);
+  }
+  if (!ok)
+    throw py::value_error(error);
+}
+
+void run(fa::Program &program, const std::string &kernel,
+         const std::string &entry, const std::vector<TensorTuple> &tensors,
+         std::optional<std::uintptr_t> stream) {
+  fa::Entry which = entryFromName(entry);
+  std::vector<fa::Tensor> args = toTensors(tensors);
   std::string error;
   bool ok;
   {
@@ -132,6 +154,8 @@ PYBIND11_MODULE(_fa, m) {
                   py::arg("entry") = py::none())
       .def("run", &run, py::arg("kernel"), py::arg("entry"), py::arg("tensors"),
            py::arg("stream") = py::none())
+      .def("prepare", &prepare, py::arg("kernel"), py::arg("entry"),
+           py::arg("tensors"))
       .def_property_readonly("kernels",
                              [](const fa::Program &p) {
                                py::list out;

@@ -164,6 +164,15 @@ def test_a_forward_compiles_no_backward():
     with pytest.raises(ValueError, match="compiled for its forward only, "
                        "not its backward"):
         program.run("attention", "backward", descriptors)
+    # prepare checks what run() would, and reads no data.
+    forward_args = [fa.api._descriptor(t) for t in (q, k, v, o, lse)]
+    program.prepare("attention", "forward", forward_args)
+    with pytest.raises(ValueError, match="has no backward here"):
+        program.prepare("attention", "backward", descriptors)
+    bad = list(forward_args)
+    bad[1] = (bad[1][0], bad[1][1], [1, 2, 21, 8], bad[1][3])
+    with pytest.raises(ValueError, match="k"):
+        program.prepare("attention", "forward", bad)
     with pytest.raises(ValueError, match="entry must be 'forward' or "
                        "'backward', got 'both'"):
         fa._fa.Program.compile(text, "<entries>", target="cpu", entry="both")
