@@ -196,8 +196,7 @@ std::string tableRow(const TableShape &shape, const TileConfig &config,
   return llvm::formatv(
              "    {{\"{0}\", Entry::{1}, {2}, \"{3}\", {4}, {5}, {6}, {7}, "
              "{{{8}, {9}, {10}, {11}, {12}, {13}, {14}}}, // {15}",
-             shape.arch,
-             shape.entry == Entry::Forward ? "Forward" : "Backward",
+             shape.arch, shape.entry == Entry::Forward ? "Forward" : "Backward",
              shape.headDim, shape.mask, shape.window, shape.sq, shape.sk,
              shape.bh, config.blockN, config.warps, config.kvStages,
              config.sharedBytes, config.wgmmaGroups, config.gridSection,

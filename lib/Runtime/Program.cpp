@@ -23,18 +23,18 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
-#include "llvm/Target/TargetMachine.h"
-#include "llvm/ADT/StringMap.h"
-#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 
 #include <algorithm>
@@ -473,13 +473,12 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
       std::to_string(options.gridSection) + " entries " +
       entriesName(options.onlyEntry);
   // Cubins made by a ptxas are its release's machine code.
-  std::string assembler =
-      useGpu && !usablePtxas().first.empty()
-          ? "ptxas " + std::to_string(usablePtxas().second)
-          : "driver JIT";
-  std::string key = KernelCache::hashKey(
-      {compilerId(), LLVM_VERSION_STRING, useGpu ? "gpu" : "cpu", arch,
-       driver, tiles, assembler, specialised});
+  std::string assembler = useGpu && !usablePtxas().first.empty()
+                              ? "ptxas " + std::to_string(usablePtxas().second)
+                              : "driver JIT";
+  std::string key = KernelCache::hashKey({compilerId(), LLVM_VERSION_STRING,
+                                          useGpu ? "gpu" : "cpu", arch, driver,
+                                          tiles, assembler, specialised});
   KernelCache cache(KernelCache::defaultDirectory());
   impl.specText = specText;
   impl.bufferName = bufferName;
@@ -902,7 +901,9 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
   TableShape tableShape{cuda::deviceArch(),
                         entry,
                         q[3],
-                        window ? "window" : causal ? "causal" : "full",
+                        window   ? "window"
+                        : causal ? "causal"
+                                 : "full",
                         window ? llvm::PowerOf2Ceil(*window) : 0,
                         std::get<3>(shape),
                         std::get<4>(shape),

@@ -73,8 +73,7 @@ bool assemblePtx(llvm::StringRef ptxas, llvm::StringRef arch,
     return false;
   }
   auto cleanup = [&] {
-    for (llvm::StringRef path : {ptxPath.str(), cubinPath.str(),
-                                 logPath.str()})
+    for (llvm::StringRef path : {ptxPath.str(), cubinPath.str(), logPath.str()})
       llvm::sys::fs::remove(path);
   };
   {
@@ -99,10 +98,10 @@ bool assemblePtx(llvm::StringRef ptxas, llvm::StringRef arch,
                                             /*RequiresNullTerminator=*/false);
   cleanup();
   if (rc != 0 || !binary) {
-    error = "ptxas failed on " + name.str() + " (exit " + std::to_string(rc) +
-            (message.empty() ? "" : ", " + message) + ")" +
-            (log ? ": " + llvm::StringRef((*log)->getBuffer()).trim().str()
-                 : "");
+    error =
+        "ptxas failed on " + name.str() + " (exit " + std::to_string(rc) +
+        (message.empty() ? "" : ", " + message) + ")" +
+        (log ? ": " + llvm::StringRef((*log)->getBuffer()).trim().str() : "");
     return false;
   }
   cubin = (*binary)->getBuffer().str();
@@ -134,8 +133,8 @@ int assembleKernels(ModuleOp module, llvm::StringRef ptxas,
   llvm::StdThreadPool pool(threads);
   for (Job &job : jobs)
     pool.async([&job, ptxas, arch] {
-      job.ok = assemblePtx(ptxas, arch, job.name, job.ptx, job.cubin,
-                           job.error);
+      job.ok =
+          assemblePtx(ptxas, arch, job.name, job.ptx, job.cubin, job.error);
     });
   pool.wait();
   int assembled = 0;

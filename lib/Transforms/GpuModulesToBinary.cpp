@@ -47,8 +47,8 @@ struct GpuModulesToBinary
             auto serializer = dyn_cast<gpu::TargetAttrInterface>(target);
             if (!serializer)
               return module.emitError()
-                     << "GPU module '" << module.getName()
-                     << "': target " << target << " cannot serialize it";
+                     << "GPU module '" << module.getName() << "': target "
+                     << target << " cannot serialize it";
             std::optional<SmallVector<char, 0>> ptx =
                 serializer.serializeToObject(module, options);
             if (!ptx)
@@ -56,9 +56,8 @@ struct GpuModulesToBinary
                                         << "' failed to serialize to PTX";
             Attribute object = serializer.createObject(module, *ptx, options);
             if (!object)
-              return module.emitError()
-                     << "GPU module '" << module.getName()
-                     << "': no object for target " << target;
+              return module.emitError() << "GPU module '" << module.getName()
+                                        << "': no object for target " << target;
             objects[i].push_back(object);
           }
           return success();

@@ -42,8 +42,8 @@ fa::Entry entryFromName(const std::string &name) {
     return fa::Entry::Forward;
   if (name == "backward")
     return fa::Entry::Backward;
-  throw py::value_error("entry must be 'forward' or 'backward', got '" +
-                        name + "'");
+  throw py::value_error("entry must be 'forward' or 'backward', got '" + name +
+                        "'");
 }
 
 /// (data pointer, dtype name, sizes, strides in elements)
@@ -55,8 +55,7 @@ std::unique_ptr<fa::Program>
 compile(const std::string &text, const std::string &name,
         std::optional<std::string> dtype, const std::string &target,
         int64_t blockM, int64_t blockN, int64_t mmaBlockN, int64_t mmaWarps,
-        bool allowTf32, bool deterministic,
-        std::optional<std::string> entry) {
+        bool allowTf32, bool deterministic, std::optional<std::string> entry) {
   fa::CompileOptions options;
   if (entry)
     options.onlyEntry = entryFromName(*entry);

@@ -254,8 +254,8 @@ TEST(ShippedTable, NearestRowOfTheSameVariantOrNone) {
   // The table names the GPU and date it was measured on.
   EXPECT_NE(std::string(shippedTableSource()).find("H100"), std::string::npos);
   // A row of the table (causal D 128 forward at S 16k) comes back as it is.
-  TableShape shape{"sm_90a", Entry::Forward, 128, "causal", 0, 16384, 16384,
-                   16};
+  TableShape shape{"sm_90a", Entry::Forward, 128,   "causal",
+                   0,        16384,          16384, 16};
   std::optional<TileConfig> exact = shippedConfig(shape);
   ASSERT_TRUE(exact.has_value());
   EXPECT_EQ(exact->gridSection, 1);
@@ -266,19 +266,18 @@ TEST(ShippedTable, NearestRowOfTheSameVariantOrNone) {
   // Another GPU, head dim, mask or window class has no row.
   for (TableShape other :
        {TableShape{"sm_80", Entry::Forward, 128, "causal", 0, 16384, 16384, 16},
-        TableShape{"sm_90a", Entry::Forward, 40, "causal", 0, 16384, 16384,
-                   16},
-        TableShape{"sm_90a", Entry::Forward, 128, "window", 4096, 16384,
-                   16384, 16}})
+        TableShape{"sm_90a", Entry::Forward, 40, "causal", 0, 16384, 16384, 16},
+        TableShape{"sm_90a", Entry::Forward, 128, "window", 4096, 16384, 16384,
+                   16}})
     EXPECT_FALSE(shippedConfig(other).has_value());
   // FA_TUNING_RECORD writes rows in the table's own form.
   TileConfig atomics{0, 0, 0, 0};
   atomics.dqAtomics = 1;
-  EXPECT_EQ(tableRow({"sm_90a", Entry::Backward, 64, "window", 128, 4096,
-                      4096, 256},
-                     atomics, "note"),
-            "    {\"sm_90a\", Entry::Backward, 64, \"window\", 128, 4096, "
-            "4096, 256, {0, 0, 0, 0, 0, 0, 1}}, // note");
+  EXPECT_EQ(
+      tableRow({"sm_90a", Entry::Backward, 64, "window", 128, 4096, 4096, 256},
+               atomics, "note"),
+      "    {\"sm_90a\", Entry::Backward, 64, \"window\", 128, 4096, "
+      "4096, 256, {0, 0, 0, 0, 0, 0, 1}}, // note");
 }
 
 TEST(TensorCoreCoverage, ScalarFallbackReasons) {

@@ -69,24 +69,24 @@ static cl::opt<int64_t>
 static cl::opt<int64_t> mmaBlockN(
     cl::cat(faRunCategory), "mma-block-n",
     cl::desc("keys per shared-memory tile of the tensor-core kernels, 64 or "
-             "128 (default: autotuned, or 64 with FA_AUTOTUNE=0)"),
+             "128 (default: the tuning table's, or 64 with FA_AUTOTUNE=0)"),
     cl::init(0));
 static cl::opt<int64_t> mmaWarps(
     cl::cat(faRunCategory), "mma-warps",
     cl::desc("warps per tensor-core forward block, 4 or 8 (default: "
-             "autotuned, or 4 with FA_AUTOTUNE=0)"),
+             "the tuning table's, or 4 with FA_AUTOTUNE=0)"),
     cl::init(0));
 static cl::opt<int64_t> mmaSharedBytes(
     cl::cat(faRunCategory), "mma-shared-bytes",
     cl::desc("shared memory the tensor-core kernels' tiles may use, >= 49152 "
-             "(above it, dynamic shared memory; default: autotuned, or 49152 "
-             "with FA_AUTOTUNE=0)"),
+             "(above it, dynamic shared memory; default: the tuning table's, "
+             "or 49152 with FA_AUTOTUNE=0)"),
     cl::init(0));
 static cl::opt<int64_t> mmaKvStages(
     cl::cat(faRunCategory), "mma-kv-stages",
     cl::desc("K/V tiles of the tensor-core forward in shared memory at once, "
-             "1 or 2 (default: autotuned, or 1 with FA_AUTOTUNE=0); the wgmma "
-             "forward takes 1 to 3 (default: 2 where they fit)"),
+             "1 or 2 (default: the tuning table's, or 1 with FA_AUTOTUNE=0); "
+             "the wgmma forward takes 1 to 3 (default: 2 where they fit)"),
     cl::init(0));
 static cl::opt<std::string> wgmmaSchedule(
     cl::cat(faRunCategory), "wgmma-schedule",
