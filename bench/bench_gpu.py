@@ -365,6 +365,10 @@ def bench_tuned_vs_default(cfg, args, fa, deadline, gpu, out, tuned_as):
 
 
 def main():
+    # fa's rows are autotuned on their own shapes, as before the shipped
+    # table became fa's default; a caller's FA_AUTOTUNE is kept (0: the
+    # compiler's default; any value but 0 and 1, "table" say: the table).
+    os.environ.setdefault("FA_AUTOTUNE", "1")
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter)
