@@ -131,6 +131,16 @@ struct CompileOptions {
 /// not, `why` (if given) says why.
 bool gpuAvailable(std::string *why = nullptr);
 
+/// Where fa's notes (a scalar fallback, a kernel ptxas could not assemble)
+/// and the autotuner's progress go, a line at a time, each starting "fa: ":
+/// stderr by default, `handler` once set (a null one restores stderr). It
+/// may be called from any thread that compiles or runs a Program. The
+/// Python package routes the lines to `logging`. FA_COMPILE_TIMES's lines
+/// stay on stderr.
+void setLogHandler(void (*handler)(const std::string &line));
+/// Sends `line` where setLogHandler says.
+void logLine(const std::string &line);
+
 /// Kernel timing for benchmarks: while on, each GPU kernel launch is
 /// bracketed by CUDA events on its stream (a small cost per launch).
 void setKernelTiming(bool enabled);

@@ -38,6 +38,7 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -531,7 +532,7 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
       // Those kernels load as PTX, JIT-compiled by the driver: slower to
       // load, never wrong.
       if (!note.empty())
-        llvm::errs() << "fa: note: " << bufferName << ": " << note << "\n";
+        logLine("fa: note: " + bufferName + ": " + note);
     }
     std::string bytecode;
     llvm::raw_string_ostream os(bytecode);
@@ -805,7 +806,7 @@ void Program::Impl::logScalarFallback(const std::string &kernelName,
                      "tensor cores: " +
                      reason;
   if (fallbacksLogged.insert(line).second)
-    llvm::errs() << line << "\n";
+    logLine(line);
 }
 
 CompileOptions Program::Impl::optionsFor(const TileConfig &config) const {
@@ -928,7 +929,7 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
   if (std::optional<TileConfig> stored = loadTunedConfig(cache, key))
     return tuned[shape] = *stored;
   auto log = [&](const std::string &line) {
-    llvm::errs() << "fa: autotuning " << shapeName << ": " << line << "\n";
+    logLine("fa: autotuning " + shapeName + ": " + line);
   };
 
   // Time each candidate on these arguments (each run rewrites only the
@@ -1158,6 +1159,19 @@ bool compileForExport(const std::string &specText,
   codegen.run(*host);
   exported.hostObject.assign(object.begin(), object.end());
   return true;
+}
+
+static std::atomic<void (*)(const std::string &)> logHandler{nullptr};
+
+void setLogHandler(void (*handler)(const std::string &line)) {
+  logHandler.store(handler);
+}
+
+void logLine(const std::string &line) {
+  if (auto handler = logHandler.load())
+    handler(line);
+  else
+    llvm::errs() << line << "\n";
 }
 
 bool gpuAvailable(std::string *why) {

@@ -1,10 +1,12 @@
 """fa's Python API: attention and softmax_matmul on numpy arrays and torch
 tensors, compiled on first use per (variant, dtype, target) and cached."""
 
+import atexit
 import concurrent.futures
 import logging
 import math
 import os
+import sys
 import threading
 import time
 
@@ -12,6 +14,22 @@ from . import _fa
 from .spec import accumulator, attention_spec, softmax_matmul_spec
 
 log = logging.getLogger("fa")
+
+
+def _log_line(line):
+    """fa's notes and the autotuner's progress, from the runtime: through
+    the "fa" logger (notes at WARNING, progress at INFO) once logging is
+    set up anywhere, else on stderr as fa-run prints them."""
+    if log.hasHandlers():
+        log.log(logging.WARNING if line.startswith("fa: note") else
+                logging.INFO, line)
+    else:
+        sys.stderr.write(line + "\n")
+
+
+_fa.set_log_handler(_log_line)
+# Back to stderr before the interpreter goes: a late line must not call in.
+atexit.register(_fa.set_log_handler, None)
 
 try:  # torch is optional: numpy arrays run on the CPU backend without it
     import torch

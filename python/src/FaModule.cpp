@@ -12,6 +12,7 @@
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <tuple>
 
 namespace py = pybind11;
@@ -77,6 +78,42 @@ compile(const std::string &text, const std::string &name,
   if (!program)
     throw py::value_error(error);
   return program;
+}
+
+/// The Python callable fa's log lines go to (a strong reference, taken and
+/// dropped with the GIL held; never released at exit, so no reference is
+/// dropped after the interpreter is gone).
+PyObject *logCallable = nullptr;
+
+/// fa's log handler while a Python callable is set: the line to it, under
+/// the GIL, from whichever thread logs; to stderr once Python is finalizing
+/// or when the callable fails.
+void logToPython(const std::string &line) {
+  if (Py_IsInitialized()) {
+    py::gil_scoped_acquire gil;
+    if (PyObject *callable = logCallable) {
+      try {
+        py::handle handler(callable);
+        handler(line);
+        return;
+      } catch (py::error_already_set &e) {
+        e.discard_as_unraisable("fa's log handler");
+      }
+    }
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+void setLogHandler(py::object handler) {
+  PyObject *previous = logCallable;
+  if (handler.is_none()) {
+    fa::setLogHandler(nullptr);
+    logCallable = nullptr;
+  } else {
+    logCallable = handler.inc_ref().ptr();
+    fa::setLogHandler(&logToPython);
+  }
+  Py_XDECREF(previous);
 }
 
 /// The runtime's tensors of `tensors` (pointers, dtype names, sizes,
@@ -171,6 +208,12 @@ PYBIND11_MODULE(_fa, m) {
                                                                     : "cpu";
                              })
       .def_property_readonly("cache_status", &fa::Program::cacheStatus);
+  m.def("set_log_handler", &setLogHandler, py::arg("handler"),
+        "Sends fa's notes and tuning progress (lines starting 'fa: ') to "
+        "handler(line) instead of stderr; None restores stderr");
+  m.def(
+      "log_line", [](const std::string &line) { fa::logLine(line); },
+      py::arg("line"), "Logs `line` as fa's runtime does (for tests)");
   m.def("gpu_available", []() {
     std::string why;
     bool ok = fa::gpuAvailable(&why);

@@ -179,6 +179,28 @@ def test_a_forward_compiles_no_backward():
     fa.clear_cache()
 
 
+def test_runtime_lines_go_to_logging_once_it_is_set_up():
+    """The runtime's notes and tuning progress reach the "fa" logger when
+    logging is configured (notes at WARNING, progress at INFO), and stderr
+    as they always did when it is not."""
+    import subprocess
+    import sys
+    script = (
+        "import logging, sys, fa\n"
+        "fa._fa.log_line('fa: autotuning plain')\n"
+        "logging.basicConfig(level=logging.INFO, stream=sys.stdout,\n"
+        "                    format='%(name)s %(levelname)s %(message)s')\n"
+        "fa._fa.log_line('fa: autotuning k forward D 64: [1/2] x: 1 ms')\n"
+        "fa._fa.log_line('fa: note: kernel k runs the scalar GPU loops')\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                         text=True, env=dict(os.environ))
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.splitlines() == ["fa: autotuning plain"]
+    assert out.stdout.splitlines() == [
+        "fa INFO fa: autotuning k forward D 64: [1/2] x: 1 ms",
+        "fa WARNING fa: note: kernel k runs the scalar GPU loops"]
+
+
 def test_compile_errors_name_the_place():
     with pytest.raises(ValueError, match=r"<string>:1:\d+: error"):
         fa.compile("fa.kernel @k { garbage }")
