@@ -82,7 +82,8 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--time-limit", type=float)
     args = parser.parse_args()
-    record = tempfile.mktemp(prefix="fa-tuning-", suffix=".inc")
+    handle, record = tempfile.mkstemp(prefix="fa-tuning-", suffix=".inc")
+    os.close(handle)  # the runtime appends to it
     os.environ.update(FA_AUTOTUNE="1", FA_TUNING_RECORD=record,
                       FA_CACHE_DIR=tempfile.mkdtemp(prefix="fa-tune-cache-"))
     import torch

@@ -375,11 +375,19 @@ static const std::pair<std::string, int> &usablePtxas() {
   return found;
 }
 
+/// An entry's name in specs, pipelines and messages.
+static const char *entryName(Entry entry) {
+  return entry == Entry::Forward ? "forward" : "backward";
+}
+
 /// The pipelines' `entries` option for `only`.
 static std::string entriesName(std::optional<Entry> only) {
-  if (!only)
-    return "all";
-  return *only == Entry::Forward ? "forward" : "backward";
+  return only ? entryName(*only) : "all";
+}
+
+/// The spec's function of `entry` in `kernel` (null where it has none).
+static func::FuncOp entryFunction(KernelOp kernel, Entry entry) {
+  return entry == Entry::Forward ? kernel.getForward() : kernel.getBackward();
 }
 
 /// The lowering of a spec for the host CPU or for GPU `arch`.
@@ -727,51 +735,46 @@ bool Program::run(const std::string &kernelName, Entry entry,
     error = "no kernel named '" + kernelName + "' in the spec";
     return false;
   }
-  std::string entryName = entry == Entry::Forward ? "forward" : "backward";
-  func::FuncOp fn = entry == Entry::Forward ? kernel.getForward()
-                                            : kernel.getBackward();
+  std::string name = entryName(entry);
+  func::FuncOp fn = entryFunction(kernel, entry);
   if (!fn) {
     error = "kernel '" + kernelName + "' has no backward";
     return false;
   }
   if (impl->options.onlyEntry && *impl->options.onlyEntry != entry) {
     error = "kernel '" + kernelName + "': this program was compiled for its " +
-            entriesName(impl->options.onlyEntry) + " only, not its " +
-            entryName;
+            entriesName(impl->options.onlyEntry) + " only, not its " + name;
     return false;
   }
-  if (!impl->validate(kernel, fn, entryName, args, error))
+  if (!impl->validate(kernel, fn, name, args, error))
     return false;
   if (impl->target == Target::GPU)
-    impl->logScalarFallback(kernelName, entry, entryName, fn, args);
+    impl->logScalarFallback(kernelName, entry, name, fn, args);
   std::optional<TileConfig> config =
-      impl->chooseConfig(kernelName, entry, entryName, args, stream, error);
+      impl->chooseConfig(kernelName, entry, name, args, stream, error);
   if (!config)
     return false;
   Impl *configured = impl->withConfig(*config, error);
-  return configured &&
-         configured->invoke(kernelName, entryName, args, error, stream);
+  return configured && configured->invoke(kernelName, name, args, error, stream);
 }
 
 bool Program::prepare(const std::string &kernelName, Entry entry,
                       const std::vector<Tensor> &args, std::string &error) {
   std::lock_guard<std::mutex> lock(impl->mutex);
   KernelOp kernel = impl->spec->lookupSymbol<KernelOp>(kernelName);
-  func::FuncOp fn = !kernel                   ? func::FuncOp()
-                    : entry == Entry::Forward ? kernel.getForward()
-                                              : kernel.getBackward();
-  std::string entryName = entry == Entry::Forward ? "forward" : "backward";
+  func::FuncOp fn = kernel ? entryFunction(kernel, entry) : func::FuncOp();
+  std::string name = entryName(entry);
   if (!fn || (impl->options.onlyEntry && *impl->options.onlyEntry != entry)) {
-    error = "kernel '" + kernelName + "' has no " + entryName + " here";
+    error = "kernel '" + kernelName + "' has no " + name + " here";
     return false;
   }
-  if (!impl->validate(kernel, fn, entryName, args, error))
+  if (!impl->validate(kernel, fn, name, args, error))
     return false;
   // Measuring needs the caller's data: that waits for run().
   if (impl->options.tuning == CompileOptions::Tuning::Measure)
     return true;
-  std::optional<TileConfig> config = impl->chooseConfig(
-      kernelName, entry, entryName, args, std::nullopt, error);
+  std::optional<TileConfig> config =
+      impl->chooseConfig(kernelName, entry, name, args, std::nullopt, error);
   return config && impl->withConfig(*config, error);
 }
 
@@ -1047,12 +1050,13 @@ lowerForArch(MLIRContext &context, const std::string &specText,
     return nullptr;
   if (entries) {
     for (KernelOp kernel : module->getOps<KernelOp>()) {
-      for (func::FuncOp fn : {kernel.getForward(), kernel.getBackward()}) {
+      for (Entry which : {Entry::Forward, Entry::Backward}) {
+        func::FuncOp fn = entryFunction(kernel, which);
         if (!fn)
           continue;
         ExportedEntry entry;
         entry.kernel = kernel.getSymName().str();
-        entry.entry = fn == kernel.getForward() ? "forward" : "backward";
+        entry.entry = entryName(which);
         entry.symbol = "_mlir_ciface_" + entry.kernel + "_" + entry.entry;
         Operation *compute = KernelOp::getComputeOp(fn);
         for (const ArgumentInfo &arg : arguments(compute)) {

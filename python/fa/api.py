@@ -177,11 +177,11 @@ def _program(key, make_text, dtype, target, allow_tf32=False,
     program = _programs.get(program_key)
     if program is not None:
         return program
-    text = make_text()
 
     def compile_program():
         start = time.perf_counter()
-        compiled = _fa.Program.compile(text, f"<fa {key[0]}>", dtype=dtype,
+        compiled = _fa.Program.compile(make_text(), f"<fa {key[0]}>",
+                                       dtype=dtype,
                                        target=target, allow_tf32=allow_tf32,
                                        deterministic=deterministic,
                                        entry=entry)
@@ -360,33 +360,36 @@ def prepare_backward(q, k, v, causal, window, sink_tokens, sinks, scale,
     compile runs beside the forward's own and the caller's work until the
     backward), with the config of its shape class: the call's tensors
     described with the shapes and strides the backward will get (o, dO and
-    the gradients dense; no data is read)."""
-    dtype = _dtype_name("q", q)
-    acc = accumulator(dtype)
+    the gradients dense; no data is read). Called on every such forward:
+    once the backward is compiled, this is the checked-call lookup alone."""
 
-    def dense(shape, dtype_name):
-        strides, step = [], 1
-        for size in reversed(shape):
-            strides.append(step)
-            step *= size
-        # Any aligned address: prepare never reads or writes the data.
-        return (256, dtype_name, list(shape), strides[::-1])
+    def prepare(program):  # on the compiling thread, not the caller's
+        dtype = _dtype_name("q", q)
+        acc = accumulator(dtype)
 
-    b, hq, sq, d = q.shape
-    described = [_descriptor(q), _descriptor(k), _descriptor(v),
-                 dense(q.shape, dtype), dense((b, hq, sq), acc),
-                 dense(q.shape, dtype)]
-    if sinks is not None:
-        described.append(_descriptor(sinks))
-    described += [dense(q.shape, dtype), dense(k.shape, dtype),
-                  dense(v.shape, dtype)]
-    if sinks is not None:
-        described.append(dense(sinks.shape, acc))
-    _attention_program(
-        q, k, v, causal, window, sink_tokens, sinks, scale, "backward",
-        deterministic, wait=False,
-        prepare=lambda program: program.prepare("attention", "backward",
-                                                described))
+        def dense(shape, dtype_name):
+            strides, step = [], 1
+            for size in reversed(shape):
+                strides.append(step)
+                step *= size
+            # Any aligned address: prepare never reads or writes the data.
+            return (256, dtype_name, list(shape), strides[::-1])
+
+        b, hq, sq, d = q.shape
+        described = [_descriptor(q), _descriptor(k), _descriptor(v),
+                     dense(q.shape, dtype), dense((b, hq, sq), acc),
+                     dense(q.shape, dtype)]
+        if sinks is not None:
+            described.append(_descriptor(sinks))
+        described += [dense(q.shape, dtype), dense(k.shape, dtype),
+                      dense(v.shape, dtype)]
+        if sinks is not None:
+            described.append(dense(sinks.shape, acc))
+        program.prepare("attention", "backward", described)
+
+    _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale,
+                       "backward", deterministic, wait=False,
+                       prepare=prepare)
 
 
 def attention_forward(q, k, v, causal, window, sink_tokens, sinks, scale):

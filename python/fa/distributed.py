@@ -143,20 +143,22 @@ class _RingAttention(torch.autograd.Function):
         causal, scale, group = ctx.causal, ctx.scale, ctx.group
         rank, world = dist.get_rank(group), dist.get_world_size(group)
         mine = _chunks(world)[rank]
-        do = do.contiguous()
-        q_parts, o_parts = q.chunk(2, dim=2), o.chunk(2, dim=2)
-        lse_parts, do_parts = lse.chunk(2, dim=2), do.chunk(2, dim=2)
+        halves = lambda t: [part.contiguous() for part in t.chunk(2, dim=2)]
+        # Split once: every step's pairs take the same query-side halves.
+        q_parts, o_parts = halves(q), halves(o)
+        lse_parts, do_parts = halves(lse), halves(do)
         acc = lse.dtype
         dq = torch.zeros_like(q, dtype=acc)
         dq_parts = dq.chunk(2, dim=2)
         # The visiting block and its gradients travel together; after
-        # `world` hops each is back at its owner.
+        # `world` hops the gradients are back at their owner (the last hop
+        # carries them alone: nobody needs the block any more).
         block = [k.contiguous(), v.contiguous(),
                  torch.zeros_like(k, dtype=acc),
                  torch.zeros_like(v, dtype=acc)]
         for step in range(world):
             owner = (rank - step) % world
-            k_parts, v_parts = block[0].chunk(2, dim=2), block[1].chunk(2, 2)
+            k_parts, v_parts = halves(block[0]), halves(block[1])
             dk_parts, dv_parts = block[2].chunk(2, dim=2), block[3].chunk(2, 2)
             for i, q_chunk in enumerate(mine):
                 for j, k_chunk in enumerate(_chunks(world)[owner]):
@@ -164,16 +166,17 @@ class _RingAttention(torch.autograd.Function):
                     if mask is None:
                         continue
                     dq_i, dk_j, dv_j, _ = api.attention_backward(
-                        q_parts[i].contiguous(), k_parts[j].contiguous(),
-                        v_parts[j].contiguous(), o_parts[i].contiguous(),
-                        lse_parts[i].contiguous(), do_parts[i].contiguous(),
-                        mask, None, 0, None, scale)
+                        q_parts[i], k_parts[j], v_parts[j], o_parts[i],
+                        lse_parts[i], do_parts[i], mask, None, 0, None, scale)
                     dq_parts[i].add_(dq_i.to(acc))
                     dk_parts[j].add_(dk_j.to(acc))
                     dv_parts[j].add_(dv_j.to(acc))
-            requests, block = _ring_exchange(block, group, rank, world)
+            last = step + 1 == world
+            requests, received = _ring_exchange(block[2:] if last else block,
+                                                group, rank, world)
             for request in requests:
                 request.wait()
+            block = [None, None] + received if last else received
         dsinks = None
         if sinks is not None:
             # d sink_h = -sum over rows of exp(sink_h - lse) * rowsum(dO o):
