@@ -172,15 +172,6 @@ struct Program::Impl {
     initContext(context);
   }
 
-  ~Impl() {
-    // Mitigation, root cause open (bench/NOTES.md): destroying a GPU engine
-    // (its global dtors unload the CUDA modules) was seen to corrupt the
-    // host heap on the H100. Until that is understood, a GPU program's JIT
-    // code and modules live until the process ends.
-    if (target == Target::GPU)
-      (void)engine.release();
-  }
-
   /// The packed call of a validated entry.
   bool invoke(const std::string &kernelName, const std::string &entryName,
               const std::vector<Tensor> &args, std::string &error,
@@ -350,6 +341,26 @@ static OwningOpRef<ModuleOp> loadSpec(MLIRContext *ctx,
 }
 
 /// The host's LLVM target, for the JIT and for exported host objects.
+/// Where a host module's optimisation starts: fa's host code (the CPU
+/// kernels, the GPU launches' glue) never throws and is never unwound
+/// through, so it carries no unwind tables. With them, the JIT registered
+/// each engine's .eh_frame with the process's unwinder, and once an engine
+/// was destroyed the next C++ exception anywhere in the process (a compile
+/// error raised to Python, say) walked stale frames in libgcc's
+/// _Unwind_Find_FDE: a segfault or a corrupted heap (bench/NOTES.md,
+/// seventeenth session). Without FDEs there is nothing to register.
+static llvm::Error withoutUnwindTables(
+    llvm::Module *module,
+    const std::function<llvm::Error(llvm::Module *)> &optimize) {
+  for (llvm::Function &function : *module) {
+    if (function.isDeclaration())
+      continue;
+    function.setUWTableKind(llvm::UWTableKind::None);
+    function.addFnAttr(llvm::Attribute::NoUnwind);
+  }
+  return optimize(module);
+}
+
 static void initializeNativeTarget() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -575,8 +586,11 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
   std::function<llvm::Error(llvm::Module *)> optimize =
       makeOptimizingTransformer(hostOpt, /*sizeLevel=*/0,
                                 /*targetMachine=*/nullptr);
+  auto transform = [&optimize](llvm::Module *module) {
+    return withoutUnwindTables(module, optimize);
+  };
   ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = optimize;
+  engineOptions.transformer = transform;
   engineOptions.jitCodeGenOptLevel =
       hostOpt == 0   ? llvm::CodeGenOptLevel::None
       : hostOpt == 1 ? llvm::CodeGenOptLevel::Less
@@ -1146,8 +1160,8 @@ bool compileForExport(const std::string &specText,
   }
   ExecutionEngine::setupTargetTripleAndDataLayout(host.get(),
                                                   machine->get());
-  if (llvm::Error e = makeOptimizingTransformer(2, 0, machine->get())(
-          host.get())) {
+  if (llvm::Error e = withoutUnwindTables(
+          host.get(), makeOptimizingTransformer(2, 0, machine->get()))) {
     error = "error: optimizing the host code failed: " +
             llvm::toString(std::move(e));
     return false;

@@ -102,3 +102,55 @@ def test_workspace_allocation_failure_is_an_error_then_calls_work():
     assert "bytes of workspace" in lines[0] and "out of memory" in lines[0]
     assert lines[1] == "attempt 1 ok", out.stdout
     assert float(lines[2].split()[1]) < 1e-2, out.stdout
+
+
+_TEARDOWN_SCRIPT = """
+import gc, sys, torch, fa
+specs, total = int(sys.argv[1]), int(sys.argv[2])
+def rss_mib():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS"):
+            return int(line.split()[1]) / 1024
+g = torch.Generator(device="cuda").manual_seed(0)
+q = torch.randn(2, 8, 100, 64, device="cuda", dtype=torch.bfloat16, generator=g)
+k = torch.randn(2, 2, 100, 64, device="cuda", dtype=torch.bfloat16, generator=g)
+v = torch.randn(2, 2, 100, 64, device="cuda", dtype=torch.bfloat16, generator=g)
+sinks = torch.randn(8, device="cuda", generator=g)
+first = {}
+for i in range(total):
+    window = 8 + i % specs          # a distinct spec per window
+    o = fa.attention(q, k, v, causal=True, window=window, sinks=sinks)
+    torch.cuda.synchronize()
+    if window not in first:
+        first[window] = o.clone()
+    elif not torch.equal(o, first[window]):
+        sys.exit(f"program {i} (window {window}) gave other bits")
+    del o
+    fa.clear_cache()                # destroys the program: engine, modules
+    gc.collect()
+    if i == 2 * specs - 1:          # every spec compiled and cached
+        settled = (rss_mib(), torch.cuda.mem_get_info()[0])
+print("rss_mib", settled[0], rss_mib())
+print("free_gpu_mib", settled[1] / 2**20, torch.cuda.mem_get_info()[0] / 2**20)
+"""
+
+
+@pytest.mark.skipif(not GPU, reason="needs a GPU")
+def test_destroying_500_programs_frees_them(tmp_path):
+    # 500 programs compiled (25 specs cold, the rest from the disk cache,
+    # each a new Program with its own engine and CUDA modules), run, and
+    # destroyed by fa.clear_cache(), under glibc's heap checks: destruction
+    # once corrupted the host heap (issue 15). Once every spec is cached,
+    # neither host memory nor device memory may grow with the programs.
+    env = dict(os.environ, FA_CACHE_DIR=str(tmp_path), FA_AUTOTUNE="0",
+               MALLOC_CHECK_="3", MALLOC_PERTURB_="165")
+    out = subprocess.run([sys.executable, "-c", _TEARDOWN_SCRIPT, "25", "500"],
+                         env=env, capture_output=True, text=True, timeout=900)
+    print(out.stdout, out.stderr[-2000:])
+    assert out.returncode == 0, out.stderr[-4000:]
+    rss = [float(x) for x in out.stdout.split("rss_mib")[1].split()[:2]]
+    free = [float(x) for x in out.stdout.split("free_gpu_mib")[1].split()[:2]]
+    # 450 programs after the settling point: 16 MiB is 36 KiB a program,
+    # far below one program's engine and modules (hundreds of KiB).
+    assert rss[1] - rss[0] < 16, rss
+    assert free[0] - free[1] < 16, free
