@@ -22,8 +22,9 @@ cache folders: fa's kernel cache (FA_CACHE_DIR), Inductor's and Triton's
   forwards; steady_wall_ms: their median synchronized wall time;
   hit_overhead_ms = second_fwd_ms - steady_kernel_ms.
 - cold_phases, cache_phases: where each process's compile went, from fa's
-  FA_COMPILE_TIMES line: parse, lowering (cold) or cache load, host JIT
-  (LLVM on the host code), GPU module load (the driver's PTX JIT).
+  FA_COMPILE_TIMES line: parse, lowering (cold) or cache load, host
+  codegen (cold: LLVM on the host code, to the object the cache keeps),
+  host link (the object into a JIT), GPU module load.
 - tuned_fwd_s, tuned_bwd_s (fa): a third process on fresh, empty caches
   with FA_AUTOTUNE unset: what a first call waits for when tuning is left
   to fa (since 2026-11-25 its default reads the shipped table and times

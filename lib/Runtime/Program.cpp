@@ -4,6 +4,7 @@
 
 #include "Autotune.h"
 #include "CudaDriver.h"
+#include "HostCode.h"
 #include "KernelCache.h"
 #include "Ptxas.h"
 
@@ -11,9 +12,6 @@
 #include "fa/Dialect/FA/FAOps.h"
 #include "fa/Transforms/Passes.h"
 
-#include "mlir/Bytecode/BytecodeWriter.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Verifier.h"
@@ -22,19 +20,13 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
-#include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Config/llvm-config.h"
-#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
-#include "llvm/IR/LegacyPassManager.h"
-#include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ThreadPool.h"
-#include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 
 #include <algorithm>
@@ -143,7 +135,7 @@ struct Program::Impl {
   MLIRContext context;
   /// The verified, specialised spec: the source of launch-time checks.
   OwningOpRef<ModuleOp> spec;
-  std::unique_ptr<ExecutionEngine> engine;
+  std::unique_ptr<HostCode> host;
   std::vector<KernelInfo> kernels;
   DType dtype = DType::F32;
   Target target = Target::CPU;
@@ -152,8 +144,8 @@ struct Program::Impl {
   std::set<std::string> validated;
   /// (kernel, entry, D, reason) of the scalar fallbacks already logged.
   std::set<std::string> fallbacksLogged;
-  /// Packed entry points of the engine, looked up at first use.
-  llvm::StringMap<void (*)(void **)> entryPoints;
+  /// Packed entry points of the host code, looked up at first use.
+  llvm::StringMap<HostCode::Packed> entryPoints;
   std::mutex mutex;
 
   // Autotuning (GPU): what compiled this program, the hash prefix of its
@@ -341,34 +333,6 @@ static OwningOpRef<ModuleOp> loadSpec(MLIRContext *ctx,
 }
 
 /// The host's LLVM target, for the JIT and for exported host objects.
-/// Where a host module's optimisation starts: fa's host code (the CPU
-/// kernels, the GPU launches' glue) never throws and is never unwound
-/// through, so it carries no unwind tables. With them, the JIT registered
-/// each engine's .eh_frame with the process's unwinder, and once an engine
-/// was destroyed the next C++ exception anywhere in the process (a compile
-/// error raised to Python, say) walked stale frames in libgcc's
-/// _Unwind_Find_FDE: a segfault or a corrupted heap (bench/NOTES.md,
-/// seventeenth session). Without FDEs there is nothing to register.
-static llvm::Error withoutUnwindTables(
-    llvm::Module *module,
-    const std::function<llvm::Error(llvm::Module *)> &optimize) {
-  for (llvm::Function &function : *module) {
-    if (function.isDeclaration())
-      continue;
-    function.setUWTableKind(llvm::UWTableKind::None);
-    function.addFnAttr(llvm::Attribute::NoUnwind);
-  }
-  return optimize(module);
-}
-
-static void initializeNativeTarget() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
-}
-
 /// The ptxas whose cubins this driver loads (its CUDA release not newer
 /// than the driver's), with its release; empty when there is none: the
 /// driver then JIT-compiles the PTX. Asked once per process.
@@ -437,6 +401,19 @@ static void buildPipeline(PassManager &pm, bool gpu, const std::string &arch,
   CpuPipelineOptions cpu;
   setTiles(cpu);
   buildCpuPipeline(pm, cpu);
+}
+
+/// This machine's CPU features, "+avx2,-avx512f,...": the CPU kernels'
+/// objects use them, so their cache entries name them.
+static const std::string &hostCpuFeatures() {
+  static const std::string features = [] {
+    std::vector<std::string> names;
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      names.push_back((feature.second ? "+" : "-") + feature.first().str());
+    llvm::sort(names);
+    return llvm::join(names, ",");
+  }();
+  return features;
 }
 
 std::unique_ptr<Program> Program::compile(const std::string &specText,
@@ -525,19 +502,46 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
   bool fromCache = false;
   int assembled = 0;
   double assembleSeconds = 0;
-  OwningOpRef<ModuleOp> lowered;
-  std::string payload;
-  KernelCache::Lookup lookup = cache.load(key, payload);
+  // The host code: the CPU kernels, or the GPU launches' glue, which at O0
+  // compiles in about half O2's time and launches as fast (bench/NOTES.md).
+  // FA_HOST_OPT (0-3) overrides.
+  HostObjectOptions objectOptions;
+  objectOptions.optLevel = useGpu ? 0 : 2;
+  if (const char *level = std::getenv("FA_HOST_OPT");
+      level && level[0] >= '0' && level[0] <= '3' && !level[1])
+    objectOptions.optLevel = level[0] - '0';
+  objectOptions.hostCpu = !useGpu;
+  objectOptions.forLoader = true;
+  key = KernelCache::hashKey({key, "host object",
+                              std::to_string(objectOptions.optLevel),
+                              useGpu ? "" : hostCpuFeatures()});
+  // The cache keeps the host object, the kernels' PTX or cubins inside it:
+  // a hit links it and runs.
+  std::string object;
+  KernelCache::Lookup lookup = cache.load(key, object);
+  double lowerSeconds = 0, codegenSeconds = 0;
+  auto linkObject = [&]() -> llvm::Error {
+    auto host = HostCode::load(object, useGpu);
+    if (!host)
+      return host.takeError();
+    impl.host = std::move(*host);
+    return llvm::Error::success();
+  };
+  if (useGpu)
+    cuda::takeModuleLoadSeconds();
+  Clock::time_point linkStart = Clock::now();
   if (lookup == KernelCache::Lookup::Hit) {
-    // A checksummed entry that still fails to parse (another MLIR version
-    // wrote it, say) is rebuilt like a corrupt one.
-    ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
-    lowered = parseSourceString<ModuleOp>(payload, ctx);
-    if (!lowered)
+    // A checksummed entry that still fails to link (another LLVM wrote it,
+    // say) is rebuilt like a corrupt one.
+    if (llvm::Error e = linkObject()) {
+      llvm::consumeError(std::move(e));
       lookup = KernelCache::Lookup::Corrupt;
+    } else {
+      impl.cacheStatus = "hit";
+    }
   }
-  if (!lowered) {
-    lowered = cast<ModuleOp>(impl.spec->clone());
+  if (lookup != KernelCache::Lookup::Hit) {
+    OwningOpRef<ModuleOp> lowered = cast<ModuleOp>(impl.spec->clone());
     PassManager pm(ctx);
     buildPipeline(pm, useGpu, arch, options);
     if (failed(pm.run(*lowered)))
@@ -553,66 +557,39 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
       if (!note.empty())
         logLine("fa: note: " + bufferName + ": " + note);
     }
-    std::string bytecode;
-    llvm::raw_string_ostream os(bytecode);
+    lowerSeconds = seconds(lowerStart);
+    Clock::time_point codegenStart = Clock::now();
+    auto emitted = emitHostObject(*lowered, objectOptions);
+    if (!emitted)
+      return fail(bufferName + ": error: compiling the host code failed: " +
+                  llvm::toString(emitted.takeError()));
+    object = std::move(*emitted);
+    codegenSeconds = seconds(codegenStart);
     std::string storeError;
     if (cache.directory().empty())
       impl.cacheStatus = "not cached (no cache directory)";
-    else if (failed(writeBytecodeToFile(*lowered, os)) ||
-             !cache.store(key, bytecode, storeError))
+    else if (!cache.store(key, object, storeError))
       impl.cacheStatus = "not cached (" + storeError + ")";
     else
       impl.cacheStatus = lookup == KernelCache::Lookup::Corrupt
                              ? "rebuilt corrupt entry"
                              : "miss";
+    linkStart = Clock::now();
+    if (useGpu)
+      cuda::takeModuleLoadSeconds();
+    if (llvm::Error e = linkObject())
+      return fail("error: linking the host code failed: " +
+                  llvm::toString(std::move(e)));
   } else {
-    impl.cacheStatus = "hit";
     fromCache = true;
+    lowerSeconds = seconds(lowerStart) - seconds(linkStart);
   }
   if (!cache.directory().empty())
     impl.cacheStatus += " " + cache.pathFor(key);
-
-  double lowerSeconds = seconds(lowerStart);
-
-  Clock::time_point jitStart = Clock::now();
-  initializeNativeTarget();
-  // The host code: the CPU kernels, or the GPU launches' glue, which at O0
-  // JITs in about half O2's time (38 against 74 ms of a cache hit's 60-100)
-  // and launches as fast (bench/NOTES.md). FA_HOST_OPT (0-3) overrides.
-  unsigned hostOpt = useGpu ? 0 : 2;
-  if (const char *level = std::getenv("FA_HOST_OPT");
-      level && level[0] >= '0' && level[0] <= '3' && !level[1])
-    hostOpt = level[0] - '0';
-  std::function<llvm::Error(llvm::Module *)> optimize =
-      makeOptimizingTransformer(hostOpt, /*sizeLevel=*/0,
-                                /*targetMachine=*/nullptr);
-  auto transform = [&optimize](llvm::Module *module) {
-    return withoutUnwindTables(module, optimize);
-  };
-  ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = transform;
-  engineOptions.jitCodeGenOptLevel =
-      hostOpt == 0   ? llvm::CodeGenOptLevel::None
-      : hostOpt == 1 ? llvm::CodeGenOptLevel::Less
-      : hostOpt == 2 ? llvm::CodeGenOptLevel::Default
-                     : llvm::CodeGenOptLevel::Aggressive;
-
-  auto engine = ExecutionEngine::create(*lowered, engineOptions);
-  if (!engine) {
-    std::string message = llvm::toString(engine.takeError());
-    return fail(std::string("error: JIT compilation of the host code failed: ") +
-                message);
-  }
-  impl.engine = std::move(*engine);
+  double linkSeconds = seconds(linkStart);
   if (useGpu) {
-    // The kernels' modules load in global constructors, which call the
-    // mgpu* runtime: register it, then run them now so a PTX error surfaces
-    // at compile time.
-    impl.engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-      return cuda::runtimeSymbols(interner);
-    });
-    cuda::takeModuleLoadSeconds();
-    impl.engine->initialize();
+    // The kernels' modules load in the host code's constructors, run by
+    // the link, so that a PTX error surfaces at compile time.
     std::string load = cuda::takeLaunchError();
     if (!load.empty())
       return fail("error: loading the GPU kernels failed: " + load);
@@ -624,10 +601,10 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
     double moduleLoad = useGpu ? cuda::takeModuleLoadSeconds() : 0;
     llvm::errs() << llvm::formatv(
         "fa: compile times: {0} total {1:F3} s: parse {2:F3} s, {3} {4:F3} "
-        "s, host JIT {5:F3} s",
+        "s, host codegen {5:F3} s, host link {6:F3} s",
         bufferName, seconds(start), parseSeconds,
         fromCache ? "cache load" : "lowering", lowerSeconds - assembleSeconds,
-        seconds(jitStart) - moduleLoad);
+        codegenSeconds, linkSeconds - moduleLoad);
     if (assembled)
       llvm::errs() << llvm::formatv(", ptxas {0:F3} s ({1} kernels at once)",
                                     assembleSeconds, assembled);
@@ -1017,12 +994,10 @@ bool Program::Impl::invoke(const std::string &kernelName,
   std::vector<void *> packed;
   for (void *&p : pointers)
     packed.push_back(&p);
-  std::string symbol = "_mlir_ciface_" + kernelName + "_" + entryName;
-  // What ExecutionEngine::invokePacked does, with the lookup done once.
+  std::string symbol = kernelName + "_" + entryName;
   auto &entryPoint = entryPoints[symbol];
   if (!entryPoint) {
-    engine->initialize();
-    auto found = engine->lookupPacked(symbol);
+    auto found = host->packed(symbol);
     if (!found) {
       entryPoints.erase(symbol);
       error = "could not run " + symbol + ": " +
@@ -1138,44 +1113,15 @@ bool compileForExport(const std::string &specText,
     return false;
   collectPtx(*module, exported.modules);
 
-  initializeNativeTarget();
-  llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> host =
-      translateModuleToLLVMIR(*module, llvmContext, bufferName);
-  if (!host) {
-    error = bufferName + ": error: translating the host code to LLVM IR "
-                         "failed";
+  // A generic CPU of the host's triple: the object may run elsewhere. It
+  // keeps its constructors (the system's loader runs them).
+  HostObjectOptions objectOptions;
+  auto object = emitHostObject(*module, objectOptions);
+  if (!object) {
+    error = bufferName + ": error: " + llvm::toString(object.takeError());
     return false;
   }
-  // A generic CPU of the host's triple: the object may run elsewhere.
-  llvm::orc::JITTargetMachineBuilder builder{
-      llvm::Triple(llvm::sys::getProcessTriple())};
-  builder.setRelocationModel(llvm::Reloc::PIC_);
-  builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
-  auto machine = builder.createTargetMachine();
-  if (!machine) {
-    error = "error: no target machine for the host: " +
-            llvm::toString(machine.takeError());
-    return false;
-  }
-  ExecutionEngine::setupTargetTripleAndDataLayout(host.get(),
-                                                  machine->get());
-  if (llvm::Error e = withoutUnwindTables(
-          host.get(), makeOptimizingTransformer(2, 0, machine->get()))) {
-    error = "error: optimizing the host code failed: " +
-            llvm::toString(std::move(e));
-    return false;
-  }
-  llvm::SmallVector<char, 0> object;
-  llvm::raw_svector_ostream os(object);
-  llvm::legacy::PassManager codegen;
-  if ((*machine)->addPassesToEmitFile(codegen, os, nullptr,
-                                      llvm::CodeGenFileType::ObjectFile)) {
-    error = "error: the host target cannot emit object files";
-    return false;
-  }
-  codegen.run(*host);
-  exported.hostObject.assign(object.begin(), object.end());
+  exported.hostObject = std::move(*object);
   return true;
 }
 
