@@ -1,5 +1,6 @@
 """fa's Python API on numpy arrays (the CPU backend): numbers and errors."""
 
+import gc
 import os
 
 import numpy as np
@@ -177,6 +178,47 @@ def test_a_forward_compiles_no_backward():
                        "'backward', got 'both'"):
         fa._fa.Program.compile(text, "<entries>", target="cpu", entry="both")
     fa.clear_cache()
+
+
+def _rss_mib():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS"):
+                return int(line.split()[1]) / 1024
+    pytest.skip("no /proc/self/status")
+
+
+def test_destroyed_programs_free_their_host_code(tmp_path, monkeypatch):
+    """200 programs (10 specs compiled, the rest linked from the disk
+    cache's objects), each run and dropped: every one answers as the first
+    of its spec did, and resident memory stays flat once all are cached (a
+    program's JIT and object are freed with it; issue 15)."""
+    monkeypatch.setenv("FA_CACHE_DIR", str(tmp_path))
+    rng = np.random.default_rng(8)
+    q, k = (rand(rng, shape, np.float32)
+            for shape in ((1, 2, 40, 32), (1, 1, 40, 32)))
+    sinks = rand(rng, (2,), np.float32)
+    texts = [fa.spec.attention_spec("attention", "f32", True, 32,
+                                    causal=True, window=8 + i)
+             for i in range(10)]
+    first = {}
+    for i in range(200):
+        program = fa._fa.Program.compile(texts[i % 10], "<teardown>",
+                                         target="cpu", entry="forward")
+        o = np.full(q.shape, np.nan, np.float32)
+        lse = np.full(q.shape[:3], np.nan, np.float32)
+        program.run("attention", "forward",
+                    [fa.api._descriptor(t) for t in (q, k, k, sinks, o, lse)])
+        del program
+        gc.collect()
+        if i < 10:
+            first[i] = o
+        else:
+            assert np.array_equal(o, first[i % 10]), i
+        if i == 49:
+            settled = _rss_mib()
+    # 150 programs: 8 MiB is 55 KiB each, below one program's JIT.
+    assert _rss_mib() - settled < 8
 
 
 def test_runtime_lines_go_to_logging_once_it_is_set_up():
