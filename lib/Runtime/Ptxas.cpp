@@ -120,10 +120,13 @@ int assembleKernels(ModuleOp module, llvm::StringRef ptxas,
   module.walk([&](gpu::BinaryOp binary) {
     for (auto [i, object] : llvm::enumerate(binary.getObjects())) {
       auto attr = cast<gpu::ObjectAttr>(object);
-      if (attr.getFormat() == gpu::CompilationTarget::Assembly)
-        jobs.push_back({binary, static_cast<unsigned>(i),
-                        binary.getSymName().str(),
-                        attr.getObject().getValue().str()});
+      if (attr.getFormat() != gpu::CompilationTarget::Assembly)
+        continue;
+      Job &job = jobs.emplace_back();
+      job.binary = binary;
+      job.index = static_cast<unsigned>(i);
+      job.name = binary.getSymName().str();
+      job.ptx = attr.getObject().getValue().str();
     }
   });
   // One process per kernel: ptxas is single-threaded, and each thread here
