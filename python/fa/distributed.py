@@ -15,8 +15,15 @@ causal diagonal, or empty; empty pairs are skipped.
 
 Learnable sinks (gpt-oss) join the softmax denominator once, in the final
 merge; each rank's `sinks` gradient is its own rows' share (sum them over
-the group, as data parallelism sums gradients). Windows and sink tokens are
-not carried across ranks yet and are refused by name.
+the group, as data parallelism sums gradients).
+
+Windows: a chunk pair's keys are a band of its queries' (t <= p, t > p -
+window, in global positions), which fa's bottom-right aligned causal and
+window masks express on a slice of the pair's rows and keys (at most two
+calls a pair, _band_calls); pairs outside every window are skipped. Sink
+tokens (which must lie in the first chunk) go from rank 0 to every rank
+once; each rank attends to those outside its rows' windows beside the
+ring, and their gradients are summed back to rank 0.
 """
 
 import math
@@ -58,27 +65,77 @@ def zigzag_unshard(shards, dim=2):
     return torch.cat(pieces, dim=dim)
 
 
-def _pair_mask(causal, q_chunk, k_chunk):
-    """None when keys of chunk k_chunk are invisible to queries of chunk
-    q_chunk, else fa's causal flag for the pair (equal chunk sizes: the
-    diagonal pair is causal, earlier chunks wholly visible)."""
-    if not causal:
-        return False
-    if k_chunk > q_chunk:
-        return None
-    return k_chunk == q_chunk
+def _band_calls(rows, keys, lo, hi):
+    """fa calls that cover exactly the pairs (i, j), i < rows, j < keys,
+    with j >= i + lo (lo None: no lower bound) and j <= i + hi (hi None: no
+    upper bound): a list of (r0, r1, s0, s1, causal, window, flipped), each
+    fa's attention of query rows [r0, r1) over keys [s0, s1) with its
+    bottom-right aligned causal and window masks; `flipped` calls take
+    those rows and keys in reverse order (attention does not depend on the
+    keys' order, and each row is its own). Rows whose upper bound lies
+    inside the keys take a causal call with window hi - lo + 1. Rows whose
+    upper bound lies past the last key see keys [i + lo, keys): reversed,
+    that is a causal mask, which fa expresses where a window without its
+    causal bound it cannot. Rows that see no key take no call."""
+    calls = []
+    start = 0  # the first row whose upper bound lies past the last key
+    if hi is not None:
+        start = max(0, keys - hi)
+        r0, r1 = max(0, -hi), min(rows, keys - hi)
+        if r1 > r0:
+            s0, s1 = max(0, r0 + lo) if lo is not None else 0, r1 + hi
+            window = hi - lo + 1 if lo is not None else None
+            calls.append((r0, r1, s0, s1, True, window, False))
+    r0 = min(start, rows)
+    if lo is None:
+        if rows > r0:
+            calls.append((r0, rows, 0, keys, False, None, False))
+        return calls
+    r1 = min(rows, keys - lo)
+    if r1 <= r0:
+        return calls
+    s0 = max(0, r0 + lo)
+    n, m = r1 - r0, keys - s0
+    # Reversed rows a' = n-1-a and keys b' = m-1-b: j >= i + lo becomes
+    # b' <= a' + (keys - r1 - lo).
+    for x0, x1, y0, y1, causal, window, _ in _band_calls(
+            n, m, None, keys - r1 - lo):
+        calls.append((r0 + n - x1, r0 + n - x0, s0 + m - y1, s0 + m - y0,
+                      causal, window, True))
+    return calls
 
 
-def _merge(o, lse, o_part, lse_part):
-    """(o, lse) of two partial attentions over disjoint keys, in lse's
-    dtype (float32; float64 for float64 inputs)."""
-    acc = lse_part.dtype
-    if o is None:
-        return o_part.to(acc), lse_part
+def _pair_calls(causal, window, chunk, q_chunk, k_chunk):
+    """The fa calls of queries of chunk q_chunk against keys of chunk
+    k_chunk (chunks of `chunk` positions): key t is visible to query p when
+    t <= p (causal) and t > p - window."""
+    shift = (q_chunk - k_chunk) * chunk
+    hi = shift if causal else None
+    lo = shift - window + 1 if window is not None else None
+    return _band_calls(chunk, chunk, lo, hi)
+
+
+def _taker(flipped):
+    """take(t, a, b): positions [a, b) of t on the sequence dim (2), in
+    reverse order for a flipped call (see _band_calls)."""
+    if flipped:
+        return lambda t, a, b: t[:, :, a:b].flip(2).contiguous()
+    return lambda t, a, b: t[:, :, a:b]
+
+
+def _merge_rows(state, rows, o_part, lse_part):
+    """Merges the partial attention (o_part, lse_part) of rows [r0, r1) of
+    a query chunk into `state` = [o, lse] (float32, or float64 for float64
+    inputs; o 0 and lse -inf where no key was seen yet)."""
+    r0, r1 = rows
+    o, lse = state[0][..., r0:r1, :], state[1][..., r0:r1]
+    lse_part = lse_part.to(lse.dtype)
     new = torch.logaddexp(lse, lse_part)
-    o = (o * torch.exp(lse - new)[..., None] +
-         o_part.to(acc) * torch.exp(lse_part - new)[..., None])
-    return o, new
+    seen = torch.isfinite(new)  # both -inf: nothing seen yet
+    w_old = torch.where(seen, torch.exp(lse - new), 0)[..., None]
+    w_new = torch.where(seen, torch.exp(lse_part - new), 0)[..., None]
+    o.copy_(o * w_old + o_part.to(o.dtype) * w_new)
+    lse.copy_(new)
 
 
 def _ring_exchange(tensors, group, rank, world):
@@ -97,11 +154,26 @@ def _ring_exchange(tensors, group, rank, world):
 class _RingAttention(torch.autograd.Function):
 
     @staticmethod
-    def forward(ctx, q, k, v, sinks, causal, scale, group):
+    def forward(ctx, q, k, v, sinks, causal, window, sink_tokens, scale,
+                group):
         rank, world = dist.get_rank(group), dist.get_world_size(group)
         mine = _chunks(world)[rank]
+        chunk = q.shape[2] // 2
         q_parts = q.chunk(2, dim=2)
-        merged = [(None, None), (None, None)]
+        acc = api.accumulator_torch_dtype(q.dtype)
+        state = [[q.new_zeros(part.shape, dtype=acc),
+                  q.new_full(part.shape[:3], -math.inf, dtype=acc)]
+                 for part in q_parts]
+
+        def attend(i, call, k_block, v_block):
+            r0, r1, s0, s1, mask, win, flipped = call
+            take = _taker(flipped)
+            o_part, lse_part = api.attention_forward(
+                take(q_parts[i], r0, r1), take(k_block, s0, s1),
+                take(v_block, s0, s1), mask, win, 0, None, scale)
+            _merge_rows(state[i], (r0, r1), take(o_part, 0, r1 - r0),
+                        take(lse_part[..., None], 0, r1 - r0)[..., 0])
+
         block = [k.contiguous(), v.contiguous()]
         for step in range(world):
             pending = None
@@ -112,37 +184,40 @@ class _RingAttention(torch.autograd.Function):
             v_parts = block[1].chunk(2, dim=2)
             for i, q_chunk in enumerate(mine):
                 for j, k_chunk in enumerate(_chunks(world)[owner]):
-                    mask = _pair_mask(causal, q_chunk, k_chunk)
-                    if mask is None:
-                        continue
-                    o_part, lse_part = api.attention_forward(
-                        q_parts[i], k_parts[j], v_parts[j], mask, None, 0,
-                        None, scale)
-                    merged[i] = _merge(*merged[i], o_part, lse_part)
+                    for call in _pair_calls(causal, window, chunk, q_chunk,
+                                            k_chunk):
+                        attend(i, call, k_parts[j], v_parts[j])
             if pending is not None:
                 for request in pending[0]:
                     request.wait()
                 block = pending[1]
-        o = torch.cat([m[0] for m in merged], dim=2)
-        lse = torch.cat([m[1] for m in merged], dim=2)
+        sink_kv = _sink_keys(k, v, window, sink_tokens, group)
+        for i, q_chunk in enumerate(mine):
+            for call in _sink_calls(window, sink_tokens, chunk, q_chunk):
+                attend(i, call, *sink_kv)
+        o = torch.cat([st[0] for st in state], dim=2)
+        lse = torch.cat([st[1] for st in state], dim=2)
         if sinks is not None:  # once, in the final merge
             total = torch.logaddexp(lse, sinks.to(lse.dtype)[None, :, None])
             o = o * torch.exp(lse - total)[..., None]
             lse = total
         o = o.to(q.dtype)
-        ctx.save_for_backward(q, k, v, o, lse, sinks)
-        ctx.causal, ctx.scale, ctx.group = causal, scale, group
+        ctx.save_for_backward(q, k, v, o, lse, sinks, *sink_kv)
+        ctx.causal, ctx.window, ctx.sink_tokens = causal, window, sink_tokens
+        ctx.scale, ctx.group = scale, group
         return o, lse
 
     @staticmethod
     def backward(ctx, do, dlse):
-        q, k, v, o, lse, sinks = ctx.saved_tensors
+        q, k, v, o, lse, sinks, *sink_kv = ctx.saved_tensors
         if dlse is not None and dlse.abs().sum() != 0:
             raise RuntimeError("ring_attention: a gradient through lse is not "
                                "supported; use o only")
-        causal, scale, group = ctx.causal, ctx.scale, ctx.group
+        causal, window, scale, group = (ctx.causal, ctx.window, ctx.scale,
+                                        ctx.group)
         rank, world = dist.get_rank(group), dist.get_world_size(group)
         mine = _chunks(world)[rank]
+        chunk = q.shape[2] // 2
         halves = lambda t: [part.contiguous() for part in t.chunk(2, dim=2)]
         # Split once: every step's pairs take the same query-side halves.
         q_parts, o_parts = halves(q), halves(o)
@@ -150,6 +225,19 @@ class _RingAttention(torch.autograd.Function):
         acc = lse.dtype
         dq = torch.zeros_like(q, dtype=acc)
         dq_parts = dq.chunk(2, dim=2)
+
+        def attend(i, call, k_block, v_block, dk, dv):
+            r0, r1, s0, s1, mask, win, flipped = call
+            take = _taker(flipped)
+            dq_i, dk_j, dv_j, _ = api.attention_backward(
+                take(q_parts[i], r0, r1), take(k_block, s0, s1),
+                take(v_block, s0, s1), take(o_parts[i], r0, r1),
+                take(lse_parts[i][..., None], r0, r1)[..., 0],
+                take(do_parts[i], r0, r1), mask, win, 0, None, scale)
+            dq_parts[i][:, :, r0:r1].add_(take(dq_i, 0, r1 - r0).to(acc))
+            dk[:, :, s0:s1].add_(take(dk_j, 0, s1 - s0).to(acc))
+            dv[:, :, s0:s1].add_(take(dv_j, 0, s1 - s0).to(acc))
+
         # The visiting block and its gradients travel together; after
         # `world` hops the gradients are back at their owner (the last hop
         # carries them alone: nobody needs the block any more).
@@ -162,21 +250,30 @@ class _RingAttention(torch.autograd.Function):
             dk_parts, dv_parts = block[2].chunk(2, dim=2), block[3].chunk(2, 2)
             for i, q_chunk in enumerate(mine):
                 for j, k_chunk in enumerate(_chunks(world)[owner]):
-                    mask = _pair_mask(causal, q_chunk, k_chunk)
-                    if mask is None:
-                        continue
-                    dq_i, dk_j, dv_j, _ = api.attention_backward(
-                        q_parts[i], k_parts[j], v_parts[j], o_parts[i],
-                        lse_parts[i], do_parts[i], mask, None, 0, None, scale)
-                    dq_parts[i].add_(dq_i.to(acc))
-                    dk_parts[j].add_(dk_j.to(acc))
-                    dv_parts[j].add_(dv_j.to(acc))
+                    for call in _pair_calls(causal, window, chunk, q_chunk,
+                                            k_chunk):
+                        attend(i, call, k_parts[j], v_parts[j], dk_parts[j],
+                               dv_parts[j])
             last = step + 1 == world
             requests, received = _ring_exchange(block[2:] if last else block,
                                                 group, rank, world)
             for request in requests:
                 request.wait()
             block = [None, None] + received if last else received
+        dk, dv = block[2], block[3]
+        if sink_kv:
+            # Every rank's share of the sink keys' gradients, summed where
+            # they live: rank 0's first positions.
+            sink_grads = [torch.zeros_like(t, dtype=acc) for t in sink_kv]
+            for i, q_chunk in enumerate(mine):
+                for call in _sink_calls(window, ctx.sink_tokens, chunk,
+                                        q_chunk):
+                    attend(i, call, *sink_kv, *sink_grads)
+            for grad in sink_grads:
+                dist.all_reduce(grad, group=group)
+            if rank == 0:
+                dk[:, :, :ctx.sink_tokens].add_(sink_grads[0])
+                dv[:, :, :ctx.sink_tokens].add_(sink_grads[1])
         dsinks = None
         if sinks is not None:
             # d sink_h = -sum over rows of exp(sink_h - lse) * rowsum(dO o):
@@ -184,8 +281,31 @@ class _RingAttention(torch.autograd.Function):
             d = (do.to(acc) * o.to(acc)).sum(-1)
             p = torch.exp(sinks.to(acc)[None, :, None] - lse)
             dsinks = -(p * d).sum(dim=(0, 2)).to(sinks.dtype)
-        return (dq.to(q.dtype), block[2].to(k.dtype), block[3].to(v.dtype),
-                dsinks, None, None, None)
+        return (dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype), dsinks,
+                None, None, None, None, None)
+
+
+def _sink_keys(k, v, window, sink_tokens, group):
+    """(k, v) of the sink tokens, from rank 0 (whose first chunk holds
+    them) to every rank, once; () when the variant has none that matter
+    (without a window every key a row may see is visible already)."""
+    if window is None or not sink_tokens:
+        return ()
+    source = dist.get_global_rank(group, 0) if group else 0
+    sink_kv = [t[:, :, :sink_tokens].contiguous() for t in (k, v)]
+    for t in sink_kv:
+        dist.broadcast(t, source, group=group)
+    return tuple(sink_kv)
+
+
+def _sink_calls(window, sink_tokens, chunk, q_chunk):
+    """The fa calls of queries of chunk q_chunk against the sink tokens
+    they see outside their window (key t <= p - window); the ring's pairs
+    cover the sink tokens inside it."""
+    if window is None or not sink_tokens:
+        return []
+    return _band_calls(chunk, sink_tokens, None,
+                       q_chunk * chunk - window)
 
 
 def ring_attention(q, k, v, *, group=None, causal=False, window=None,
@@ -204,13 +324,8 @@ def ring_attention(q, k, v, *, group=None, causal=False, window=None,
                            "initialized (dist.init_process_group)")
     if layout != "zigzag":
         raise ValueError(f"layout must be 'zigzag', got {layout!r}")
-    if window is not None:
-        raise NotImplementedError("ring_attention: window is not carried "
-                                  "across ranks yet")
-    if sink_tokens:
-        raise NotImplementedError("ring_attention: sink_tokens are not "
-                                  "carried across ranks yet")
-    api.check_attention_args(q, k, v, causal, None, 0, sinks, scale)
+    api.check_attention_args(q, k, v, causal, window, sink_tokens, sinks,
+                             scale)
     if q.shape[2] != k.shape[2]:
         raise ValueError(f"q and k/v shards must hold the same positions, "
                          f"got Sq = {q.shape[2]} and Sk = {k.shape[2]}")
@@ -218,8 +333,13 @@ def ring_attention(q, k, v, *, group=None, causal=False, window=None,
         raise ValueError(f"a zigzag shard holds two equal chunks, got "
                          f"{q.shape[2]} positions: pad the sequence to a "
                          f"multiple of 2 * world")
+    if window is not None and sink_tokens > q.shape[2] // 2:
+        raise ValueError(f"ring_attention: sink_tokens ({sink_tokens}) must "
+                         f"lie in the first chunk, of {q.shape[2] // 2} "
+                         f"positions here: use fewer sink tokens or fewer "
+                         f"ranks")
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[3])
-    o, lse = _RingAttention.apply(q, k, v, sinks, causal, float(scale),
-                                  group)
+    o, lse = _RingAttention.apply(q, k, v, sinks, causal, window,
+                                  int(sink_tokens), float(scale), group)
     return (o, lse) if return_lse else o

@@ -12,12 +12,17 @@ import fa  # noqa: E402
 from fa.distributed import (ring_attention, zigzag_shard,  # noqa: E402
                             zigzag_unshard)
 
-# name: (query heads, kv heads, causal, learnable sinks)
+# name: (query heads, kv heads, causal, learnable sinks, window, sink tokens)
 CASES = {
-    "full": (4, 4, False, False),
-    "causal": (4, 4, True, False),
-    "gqa-causal": (4, 2, True, False),
-    "gqa-causal-sinks": (4, 1, True, True),
+    "full": (4, 4, False, False, None, 0),
+    "causal": (4, 4, True, False, None, 0),
+    "gqa-causal": (4, 2, True, False, None, 0),
+    "gqa-causal-sinks": (4, 1, True, True, None, 0),
+    # Windows shorter and longer than a chunk (6 or 3 positions here).
+    "causal-window-5": (4, 2, True, False, 5, 0),
+    "gqa-causal-window-7": (4, 2, True, False, 7, 0),
+    "causal-window-4-sink-tokens-2": (4, 2, True, False, 4, 2),
+    "gpt-oss-like": (4, 1, True, True, 3, 1),
 }
 
 
@@ -35,7 +40,8 @@ def _rank_main(rank, world, port, seq):
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}",
                             rank=rank, world_size=world)
     try:
-        for name, (hq, hkv, causal, learnable) in CASES.items():
+        for name, (hq, hkv, causal, learnable, window, sink_tokens) in \
+                CASES.items():
             gen = torch.Generator().manual_seed(7)
             make = lambda h: torch.randn(2, h, seq, 16, generator=gen,
                                          dtype=torch.float64)
@@ -45,13 +51,15 @@ def _rank_main(rank, world, port, seq):
             # The reference: one process, the whole sequence.
             leaves = [t.clone().requires_grad_() for t in (q, k, v)]
             ref_sinks = sinks.clone().requires_grad_() if learnable else None
-            ref = fa.attention(*leaves, causal=causal, sinks=ref_sinks)
+            ref = fa.attention(*leaves, causal=causal, window=window,
+                               sink_tokens=sink_tokens, sinks=ref_sinks)
             ref.backward(do)
             # This rank's shard through the ring.
             mine = [zigzag_shard(t, rank, world).requires_grad_()
                     for t in (q, k, v)]
             my_sinks = sinks.clone().requires_grad_() if learnable else None
-            o = ring_attention(*mine, causal=causal, sinks=my_sinks)
+            o = ring_attention(*mine, causal=causal, window=window,
+                               sink_tokens=sink_tokens, sinks=my_sinks)
             o.backward(zigzag_shard(do, rank, world))
             for what, got, want in (
                     ("o", o, ref), ("dq", mine[0].grad, leaves[0].grad),
@@ -66,6 +74,11 @@ def _rank_main(rank, world, port, seq):
                 dist.all_reduce(total)
                 err = rel(total, ref_sinks.grad)
                 assert err < 1e-10, f"{name} world {world} dsinks: {err:.2e}"
+        # Sink tokens past the first chunk (of 24 / (2 * world) positions).
+        q = torch.zeros(1, 2, 24 // world, 8, dtype=torch.float64)
+        with pytest.raises(ValueError, match="must lie in the first chunk"):
+            ring_attention(q, q, q, causal=True, window=2,
+                           sink_tokens=24 // (2 * world) + 1)
     finally:
         dist.destroy_process_group()
 
