@@ -20,7 +20,10 @@ the group, as data parallelism sums gradients).
 Windows: a chunk pair's keys are a band of its queries' (t <= p, t > p -
 window, in global positions), which fa's bottom-right aligned causal and
 window masks express on a slice of the pair's rows and keys (at most two
-calls a pair, _band_calls); pairs outside every window are skipped. Sink
+calls a pair, _band_calls); pairs outside every window are skipped, and
+where that leaves some rank without a use for some block, each block goes
+straight to the ranks that see it (its gradients straight back) instead of
+around the ring. Sink
 tokens (which must lie in the first chunk) go from rank 0 to every rank
 once; each rank attends to those outside its rows' windows beside the
 ring, and their gradients are summed back to rank 0.
@@ -151,6 +154,44 @@ def _ring_exchange(tensors, group, rank, world):
     return dist.batch_isend_irecv(ops), received
 
 
+def _needs(causal, window, world, chunk):
+    """needs[r]: the owners of the K/V blocks that some chunk pair of rank
+    r's queries sees (its own among them)."""
+    return [{o for o in range(world)
+             if any(_pair_calls(causal, window, chunk, q_chunk, k_chunk)
+                    for q_chunk in _chunks(world)[r]
+                    for k_chunk in _chunks(world)[o])}
+            for r in range(world)]
+
+
+def _direct_exchange(outgoing, incoming, group):
+    """Sends the tensors of outgoing[peer] to each group rank `peer` and
+    receives those of incoming[peer] (buffers) from it, in one batch;
+    returns the requests."""
+    peer = (lambda r: dist.get_global_rank(group, r)) if group else \
+        (lambda r: r)
+    ops = [dist.P2POp(dist.isend, t, peer(r), group)
+           for r in sorted(outgoing) for t in outgoing[r]]
+    ops += [dist.P2POp(dist.irecv, t, peer(r), group)
+            for r in sorted(incoming) for t in incoming[r]]
+    return dist.batch_isend_irecv(ops) if ops else []
+
+
+def _plan(causal, window, world, rank, chunk):
+    """(owners, users) when this variant sends each block only to the
+    ranks that see it (a window keeps most pairs empty): the owners whose
+    blocks this rank sees and the ranks that see its block, others than
+    itself; None where every rank sees every block (the ring then passes
+    them on, one block in flight at a time)."""
+    if window is None:
+        return None
+    needs = _needs(causal, window, world, chunk)
+    if all(len(n) == world for n in needs):
+        return None
+    return (sorted(needs[rank] - {rank}),
+            [r for r in range(world) if r != rank and rank in needs[r]])
+
+
 class _RingAttention(torch.autograd.Function):
 
     @staticmethod
@@ -174,19 +215,32 @@ class _RingAttention(torch.autograd.Function):
             _merge_rows(state[i], (r0, r1), take(o_part, 0, r1 - r0),
                         take(lse_part[..., None], 0, r1 - r0)[..., 0])
 
-        block = [k.contiguous(), v.contiguous()]
-        for step in range(world):
-            pending = None
-            if step + 1 < world:  # the next block travels during compute
-                pending = _ring_exchange(block, group, rank, world)
-            owner = (rank - step) % world
-            k_parts = block[0].chunk(2, dim=2)
-            v_parts = block[1].chunk(2, dim=2)
+        def visit(owner, k_block, v_block):
+            k_parts, v_parts = k_block.chunk(2, dim=2), v_block.chunk(2, 2)
             for i, q_chunk in enumerate(mine):
                 for j, k_chunk in enumerate(_chunks(world)[owner]):
                     for call in _pair_calls(causal, window, chunk, q_chunk,
                                             k_chunk):
                         attend(i, call, k_parts[j], v_parts[j])
+
+        block = [k.contiguous(), v.contiguous()]
+        plan = _plan(causal, window, world, rank, chunk)
+        if plan is not None:  # straight to the ranks that see them
+            owners, users = plan
+            received = {o: [torch.empty_like(t) for t in block]
+                        for o in owners}
+            requests = _direct_exchange({r: block for r in users}, received,
+                                        group)
+            visit(rank, *block)  # while the others travel
+            for request in requests:
+                request.wait()
+            for owner in owners:
+                visit(owner, *received[owner])
+        for step in range(world if plan is None else 0):
+            pending = None
+            if step + 1 < world:  # the next block travels during compute
+                pending = _ring_exchange(block, group, rank, world)
+            visit((rank - step) % world, *block)
             if pending is not None:
                 for request in pending[0]:
                     request.wait()
@@ -238,29 +292,55 @@ class _RingAttention(torch.autograd.Function):
             dk[:, :, s0:s1].add_(take(dk_j, 0, s1 - s0).to(acc))
             dv[:, :, s0:s1].add_(take(dv_j, 0, s1 - s0).to(acc))
 
-        # The visiting block and its gradients travel together; after
-        # `world` hops the gradients are back at their owner (the last hop
-        # carries them alone: nobody needs the block any more).
-        block = [k.contiguous(), v.contiguous(),
-                 torch.zeros_like(k, dtype=acc),
-                 torch.zeros_like(v, dtype=acc)]
-        for step in range(world):
-            owner = (rank - step) % world
-            k_parts, v_parts = halves(block[0]), halves(block[1])
-            dk_parts, dv_parts = block[2].chunk(2, dim=2), block[3].chunk(2, 2)
+        def visit(owner, k_block, v_block, dk_block, dv_block):
+            k_parts, v_parts = halves(k_block), halves(v_block)
+            dk_parts, dv_parts = dk_block.chunk(2, 2), dv_block.chunk(2, 2)
             for i, q_chunk in enumerate(mine):
                 for j, k_chunk in enumerate(_chunks(world)[owner]):
                     for call in _pair_calls(causal, window, chunk, q_chunk,
                                             k_chunk):
                         attend(i, call, k_parts[j], v_parts[j], dk_parts[j],
                                dv_parts[j])
-            last = step + 1 == world
-            requests, received = _ring_exchange(block[2:] if last else block,
-                                                group, rank, world)
+
+        grads = lambda: [torch.zeros_like(k, dtype=acc),
+                         torch.zeros_like(v, dtype=acc)]
+        plan = _plan(causal, window, world, rank, chunk)
+        if plan is not None:
+            # The blocks come again from the ranks that own them; their
+            # gradients go straight back.
+            owners, users = plan
+            mine_kv = [k.contiguous(), v.contiguous()]
+            received = {o: [torch.empty_like(t) for t in mine_kv]
+                        for o in owners}
+            requests = _direct_exchange({r: mine_kv for r in users},
+                                        received, group)
+            dk, dv = grads()
+            visit(rank, *mine_kv, dk, dv)
             for request in requests:
                 request.wait()
-            block = [None, None] + received if last else received
-        dk, dv = block[2], block[3]
+            theirs = {o: grads() for o in owners}
+            for owner in owners:
+                visit(owner, *received[owner], *theirs[owner])
+            back = {r: grads() for r in users}
+            for request in _direct_exchange(theirs, back, group):
+                request.wait()
+            for grad in back.values():
+                dk.add_(grad[0])
+                dv.add_(grad[1])
+        else:
+            # The visiting block and its gradients travel together; after
+            # `world` hops the gradients are back at their owner (the last
+            # hop carries them alone: nobody needs the block any more).
+            block = [k.contiguous(), v.contiguous(), *grads()]
+            for step in range(world):
+                visit((rank - step) % world, *block)
+                last = step + 1 == world
+                requests, received = _ring_exchange(
+                    block[2:] if last else block, group, rank, world)
+                for request in requests:
+                    request.wait()
+                block = [None, None] + received if last else received
+            dk, dv = block[2], block[3]
         if sink_kv:
             # Every rank's share of the sink keys' gradients, summed where
             # they live: rank 0's first positions.
