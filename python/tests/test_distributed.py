@@ -9,8 +9,8 @@ import torch.distributed as dist  # noqa: E402
 import torch.multiprocessing as mp  # noqa: E402
 
 import fa  # noqa: E402
-from fa.distributed import (ring_attention, zigzag_shard,  # noqa: E402
-                            zigzag_unshard)
+from fa.distributed import (_band_calls, ring_attention,  # noqa: E402
+                            zigzag_shard, zigzag_unshard)
 
 # name: (query heads, kv heads, causal, learnable sinks, window, sink tokens)
 CASES = {
@@ -101,3 +101,40 @@ def test_zigzag_round_trip_and_refusals():
         zigzag_shard(x[:, :, :15], 0, 4)
     with pytest.raises(RuntimeError, match="torch.distributed initialized"):
         ring_attention(x, x, x)
+
+
+def _fa_visible(rows, keys, causal, window):
+    """The (row, key) pairs fa's masks keep: bottom-right aligned causal,
+    and a window ending at that diagonal (tools/fa-run/Reference.cpp)."""
+    seen = set()
+    for i in range(rows):
+        diag = i + keys - rows
+        seen.update((i, j) for j in range(keys)
+                    if not (causal and j > diag) and
+                    not (window is not None and j <= diag - window))
+    return seen
+
+
+def test_band_calls_cover_each_band_exactly():
+    # Every band j >= i + lo, j <= i + hi of small chunk pairs: the calls'
+    # pairs (reversed calls mapped back) are the band, none twice, and each
+    # call is one fa takes (a window only with causal).
+    for rows, keys in [(r, k) for r in range(1, 7) for k in range(1, 7)]:
+        for lo in [None] + list(range(-8, 9)):
+            for hi in [None] + list(range(-8, 9)):
+                if lo is not None and hi is not None and hi < lo:
+                    continue
+                want = {(i, j) for i in range(rows) for j in range(keys)
+                        if (lo is None or j >= i + lo) and
+                        (hi is None or j <= i + hi)}
+                got = []
+                for r0, r1, s0, s1, causal, window, flipped in _band_calls(
+                        rows, keys, lo, hi):
+                    assert 0 <= r0 < r1 <= rows and 0 <= s0 < s1 <= keys
+                    assert window is None or (causal and window >= 1)
+                    for a, b in _fa_visible(r1 - r0, s1 - s0, causal,
+                                            window):
+                        got.append((r1 - 1 - a, s1 - 1 - b) if flipped
+                                   else (r0 + a, s0 + b))
+                assert len(got) == len(set(got)), (rows, keys, lo, hi)
+                assert set(got) == want, (rows, keys, lo, hi)
