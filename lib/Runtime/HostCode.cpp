@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <tuple>
 
 using namespace fa;
 
@@ -44,10 +45,12 @@ static void initializeNativeTarget() {
 
 /// Replaces the global constructor or destructor list `listName` by one
 /// external function `name` that calls its entries: constructors by
-/// ascending priority, destructors in the reverse order.
-static void callListFromFunction(llvm::Module &module, llvm::StringRef listName,
-                                 llvm::StringRef name, bool reverse) {
-  llvm::SmallVector<std::pair<uint64_t, llvm::Function *>> entries;
+/// ascending priority (in the list's order where priorities tie),
+/// destructors in the reverse order.
+static void gatherIntoCaller(llvm::Module &module, llvm::StringRef listName,
+                             llvm::StringRef name, bool reverse) {
+  // (priority, position in the list, function)
+  llvm::SmallVector<std::tuple<uint64_t, size_t, llvm::Function *>> entries;
   llvm::GlobalVariable *list = module.getNamedGlobal(listName);
   if (list && list->hasInitializer())
     if (auto *array =
@@ -57,25 +60,19 @@ static void callListFromFunction(llvm::Module &module, llvm::StringRef listName,
         auto *priority = llvm::cast<llvm::ConstantInt>(entry->getOperand(0));
         if (auto *function = llvm::dyn_cast<llvm::Function>(
                 entry->getOperand(1)->stripPointerCasts()))
-          entries.push_back({priority->getZExtValue(), function});
+          entries.push_back(
+              {priority->getZExtValue(), entries.size(), function});
       }
-  // By priority, in the list's order where priorities tie.
-  llvm::SmallVector<size_t> order(entries.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  llvm::sort(order, [&](size_t a, size_t b) {
-    return std::make_pair(entries[a].first, a) <
-           std::make_pair(entries[b].first, b);
-  });
+  llvm::sort(entries);
   if (reverse)
-    std::reverse(order.begin(), order.end());
+    std::reverse(entries.begin(), entries.end());
   llvm::LLVMContext &context = module.getContext();
   auto *caller = llvm::Function::Create(
       llvm::FunctionType::get(llvm::Type::getVoidTy(context), false),
       llvm::GlobalValue::ExternalLinkage, name, module);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", caller));
-  for (size_t i : order)
-    b.CreateCall(entries[i].second);
+  for (auto &entry : entries)
+    b.CreateCall(std::get<2>(entry));
   b.CreateRetVoid();
   if (list)
     list->eraseFromParent();
@@ -142,10 +139,8 @@ fa::emitHostObject(mlir::ModuleOp lowered, const HostObjectOptions &options) {
   mlir::ExecutionEngine::setupTargetTripleAndDataLayout(module.get(),
                                                         machine->get());
   if (options.forLoader) {
-    callListFromFunction(*module, "llvm.global_ctors", kInit,
-                         /*reverse=*/false);
-    callListFromFunction(*module, "llvm.global_dtors", kFini,
-                         /*reverse=*/true);
+    gatherIntoCaller(*module, "llvm.global_ctors", kInit, /*reverse=*/false);
+    gatherIntoCaller(*module, "llvm.global_dtors", kFini, /*reverse=*/true);
     addPackedEntries(*module);
   }
   for (llvm::Function &function : *module) {

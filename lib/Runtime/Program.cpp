@@ -332,7 +332,6 @@ static OwningOpRef<ModuleOp> loadSpec(MLIRContext *ctx,
   return spec;
 }
 
-/// The host's LLVM target, for the JIT and for exported host objects.
 /// The ptxas whose cubins this driver loads (its CUDA release not newer
 /// than the driver's), with its release; empty when there is none: the
 /// driver then JIT-compiles the PTX. Asked once per process.
@@ -499,7 +498,6 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
 
   double parseSeconds = seconds(start);
   Clock::time_point lowerStart = Clock::now();
-  bool fromCache = false;
   int assembled = 0;
   double assembleSeconds = 0;
   // The host code: the CPU kernels, or the GPU launches' glue, which at O0
@@ -519,17 +517,19 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
   // a hit links it and runs.
   std::string object;
   KernelCache::Lookup lookup = cache.load(key, object);
-  double lowerSeconds = 0, codegenSeconds = 0;
+  double lowerSeconds = seconds(lowerStart); // the cache's load, on a hit
+  double codegenSeconds = 0, linkSeconds = 0;
   auto linkObject = [&]() -> llvm::Error {
+    if (useGpu)
+      cuda::takeModuleLoadSeconds();
+    Clock::time_point linkStart = Clock::now();
     auto host = HostCode::load(object, useGpu);
+    linkSeconds = seconds(linkStart);
     if (!host)
       return host.takeError();
     impl.host = std::move(*host);
     return llvm::Error::success();
   };
-  if (useGpu)
-    cuda::takeModuleLoadSeconds();
-  Clock::time_point linkStart = Clock::now();
   if (lookup == KernelCache::Lookup::Hit) {
     // A checksummed entry that still fails to link (another LLVM wrote it,
     // say) is rebuilt like a corrupt one.
@@ -574,19 +574,12 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
       impl.cacheStatus = lookup == KernelCache::Lookup::Corrupt
                              ? "rebuilt corrupt entry"
                              : "miss";
-    linkStart = Clock::now();
-    if (useGpu)
-      cuda::takeModuleLoadSeconds();
     if (llvm::Error e = linkObject())
       return fail("error: linking the host code failed: " +
                   llvm::toString(std::move(e)));
-  } else {
-    fromCache = true;
-    lowerSeconds = seconds(lowerStart) - seconds(linkStart);
   }
   if (!cache.directory().empty())
     impl.cacheStatus += " " + cache.pathFor(key);
-  double linkSeconds = seconds(linkStart);
   if (useGpu) {
     // The kernels' modules load in the host code's constructors, run by
     // the link, so that a PTX error surfaces at compile time.
@@ -603,8 +596,9 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
         "fa: compile times: {0} total {1:F3} s: parse {2:F3} s, {3} {4:F3} "
         "s, host codegen {5:F3} s, host link {6:F3} s",
         bufferName, seconds(start), parseSeconds,
-        fromCache ? "cache load" : "lowering", lowerSeconds - assembleSeconds,
-        codegenSeconds, linkSeconds - moduleLoad);
+        lookup == KernelCache::Lookup::Hit ? "cache load" : "lowering",
+        lowerSeconds - assembleSeconds, codegenSeconds,
+        linkSeconds - moduleLoad);
     if (assembled)
       llvm::errs() << llvm::formatv(", ptxas {0:F3} s ({1} kernels at once)",
                                     assembleSeconds, assembled);

@@ -29,6 +29,7 @@ once; each rank attends to those outside its rows' windows beside the
 ring, and their gradients are summed back to rank 0.
 """
 
+import functools
 import math
 
 import torch
@@ -119,8 +120,9 @@ def _pair_calls(causal, window, chunk, q_chunk, k_chunk):
 
 
 def _taker(flipped):
-    """take(t, a, b): positions [a, b) of t on the sequence dim (2), in
-    reverse order for a flipped call (see _band_calls)."""
+    """take(t, a, b): positions [a, b) of t on the sequence dim (dim 2, of
+    q, k, v, o and lse alike), in reverse order for a flipped call (see
+    _band_calls)."""
     if flipped:
         return lambda t, a, b: t[:, :, a:b].flip(2).contiguous()
     return lambda t, a, b: t[:, :, a:b]
@@ -177,19 +179,21 @@ def _direct_exchange(outgoing, incoming, group):
     return dist.batch_isend_irecv(ops) if ops else []
 
 
+@functools.lru_cache(maxsize=64)
 def _plan(causal, window, world, rank, chunk):
     """(owners, users) when this variant sends each block only to the
     ranks that see it (a window keeps most pairs empty): the owners whose
     blocks this rank sees and the ranks that see its block, others than
     itself; None where every rank sees every block (the ring then passes
-    them on, one block in flight at a time)."""
+    them on, one block in flight at a time). Kept per arguments: every
+    forward and backward of a variant asks the same."""
     if window is None:
         return None
     needs = _needs(causal, window, world, chunk)
     if all(len(n) == world for n in needs):
         return None
-    return (sorted(needs[rank] - {rank}),
-            [r for r in range(world) if r != rank and rank in needs[r]])
+    return (tuple(sorted(needs[rank] - {rank})),
+            tuple(r for r in range(world) if r != rank and rank in needs[r]))
 
 
 class _RingAttention(torch.autograd.Function):
@@ -213,7 +217,7 @@ class _RingAttention(torch.autograd.Function):
                 take(q_parts[i], r0, r1), take(k_block, s0, s1),
                 take(v_block, s0, s1), mask, win, 0, None, scale)
             _merge_rows(state[i], (r0, r1), take(o_part, 0, r1 - r0),
-                        take(lse_part[..., None], 0, r1 - r0)[..., 0])
+                        take(lse_part, 0, r1 - r0))
 
         def visit(owner, k_block, v_block):
             k_parts, v_parts = k_block.chunk(2, dim=2), v_block.chunk(2, 2)
@@ -286,7 +290,7 @@ class _RingAttention(torch.autograd.Function):
             dq_i, dk_j, dv_j, _ = api.attention_backward(
                 take(q_parts[i], r0, r1), take(k_block, s0, s1),
                 take(v_block, s0, s1), take(o_parts[i], r0, r1),
-                take(lse_parts[i][..., None], r0, r1)[..., 0],
+                take(lse_parts[i], r0, r1),
                 take(do_parts[i], r0, r1), mask, win, 0, None, scale)
             dq_parts[i][:, :, r0:r1].add_(take(dq_i, 0, r1 - r0).to(acc))
             dk[:, :, s0:s1].add_(take(dk_j, 0, s1 - s0).to(acc))
