@@ -153,6 +153,10 @@ double takeKernelTime();
 std::uint64_t workspacePeakBytes();
 /// Restarts workspacePeakBytes() from what fa holds now.
 void resetWorkspacePeak();
+/// Gives the device memory that fa's workspace pool keeps between calls
+/// (the high-water mark of its workspaces, reused by the next call) back
+/// to the driver. fa does so itself before an allocation would fail.
+void releaseWorkspaceMemory();
 
 /// Device memory for the GPU target's arguments.
 class DeviceBuffer {

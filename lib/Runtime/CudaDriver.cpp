@@ -45,6 +45,10 @@ struct Driver {
   X(cuMemFree, "cuMemFree_v2")                                                 \
   X(cuMemAllocAsync, "cuMemAllocAsync")                                        \
   X(cuMemFreeAsync, "cuMemFreeAsync")                                          \
+  X(cuMemPoolCreate, "cuMemPoolCreate")                                        \
+  X(cuMemPoolSetAttribute, "cuMemPoolSetAttribute")                            \
+  X(cuMemPoolTrimTo, "cuMemPoolTrimTo")                                        \
+  X(cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync")                        \
   X(cuMemcpyHtoD, "cuMemcpyHtoD_v2")                                           \
   X(cuMemcpyDtoH, "cuMemcpyDtoH_v2")                                           \
   X(cuEventCreate, "cuEventCreate")                                            \
@@ -96,6 +100,47 @@ struct WorkspaceUse {
 WorkspaceUse &workspaceUse() {
   static WorkspaceUse w;
   return w;
+}
+
+/// The stream-ordered pool workspaces come from: fa's own, which keeps
+/// freed memory for the next call. The device's default pool gives memory
+/// back at every synchronisation (release threshold 0), and mapping it
+/// again cost each backward called after a sync 0.2-0.4 ms (bench/NOTES.md,
+/// eighteenth session). Null, and the default pool used, where the driver
+/// refuses a pool of fa's own.
+CUmemoryPool workspacePool() {
+  static CUmemoryPool pool = [] {
+    Driver &d = driver();
+    CUmemPoolProps props = {};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = d.device;
+    CUmemoryPool created = nullptr;
+    if (d.cuMemPoolCreate(&created, &props) != CUDA_SUCCESS)
+      return CUmemoryPool(nullptr);
+    cuuint64_t keepAll = ~cuuint64_t(0);
+    d.cuMemPoolSetAttribute(created, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                            &keepAll);
+    return created;
+  }();
+  return pool;
+}
+
+/// One stream-ordered allocation from workspacePool(); when the device is
+/// out of memory, the pool first gives back what no call holds, and the
+/// allocation is tried once more.
+CUresult allocateWorkspace(CUdeviceptr &pointer, std::uint64_t bytes,
+                           CUstream stream) {
+  Driver &d = driver();
+  CUmemoryPool pool = workspacePool();
+  if (!pool)
+    return d.cuMemAllocAsync(&pointer, bytes, stream);
+  CUresult result = d.cuMemAllocFromPoolAsync(&pointer, bytes, pool, stream);
+  if (result != CUDA_ERROR_OUT_OF_MEMORY)
+    return result;
+  d.cuMemPoolTrimTo(pool, 0);
+  return d.cuMemAllocFromPoolAsync(&pointer, bytes, pool, stream);
 }
 
 /// The stream the calling thread asked fa to launch on (ScopedCallerStream).
@@ -408,11 +453,11 @@ extern "C" void *faMgpuMemAlloc(uint64_t bytes, void *stream, bool) {
   CUdeviceptr pointer = 0;
   if (bytes == 0)
     return nullptr;
-  CUresult result = injectedWorkspaceFailure()
-                        ? CUDA_ERROR_OUT_OF_MEMORY
-                        : driver().cuMemAllocAsync(
-                              &pointer, bytes, static_cast<CUstream>(stream));
-  if (!check(result, "cuMemAllocAsync",
+  CUresult result =
+      injectedWorkspaceFailure()
+          ? CUDA_ERROR_OUT_OF_MEMORY
+          : allocateWorkspace(pointer, bytes, static_cast<CUstream>(stream));
+  if (!check(result, "cuMemAllocFromPoolAsync",
              llvm::Twine(bytes) + " bytes of workspace"))
     return nullptr;
   WorkspaceUse &use = workspaceUse();
@@ -456,6 +501,12 @@ void resetWorkspacePeak() {
   WorkspaceUse &use = workspaceUse();
   std::lock_guard<std::mutex> lock(use.mutex);
   use.peak = use.current;
+}
+
+void releaseWorkspaceMemory() {
+  Driver &d = driver();
+  if (d.loaded && d.context && workspacePool())
+    d.cuMemPoolTrimTo(workspacePool(), 0);
 }
 
 void synchronize(std::optional<std::uintptr_t> stream) {

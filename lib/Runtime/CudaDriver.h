@@ -75,6 +75,8 @@ double takeKernelTimeMs();
 /// See fa::workspacePeakBytes and fa::resetWorkspacePeak.
 std::uint64_t workspacePeakBytes();
 void resetWorkspacePeak();
+/// See fa::releaseWorkspaceMemory.
+void releaseWorkspaceMemory();
 
 /// Device memory for callers that hold host data (fa-run, tests).
 void *allocate(std::size_t bytes, std::string &error);

@@ -1145,6 +1145,7 @@ void setKernelTiming(bool enabled) { cuda::setKernelTiming(enabled); }
 double takeKernelTime() { return cuda::takeKernelTimeMs(); }
 std::uint64_t workspacePeakBytes() { return cuda::workspacePeakBytes(); }
 void resetWorkspacePeak() { cuda::resetWorkspacePeak(); }
+void releaseWorkspaceMemory() { cuda::releaseWorkspaceMemory(); }
 
 std::unique_ptr<DeviceBuffer> DeviceBuffer::allocate(std::size_t bytes,
                                                      std::string &error) {

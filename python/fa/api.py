@@ -483,8 +483,10 @@ def cache_info():
 
 def clear_cache():
     """Forgets the compiled programs of this process (the disk cache stays;
-    its entries are validated on every use)."""
+    its entries are validated on every use) and gives the device memory
+    kept for fa's workspaces back to the driver."""
     _programs.clear()
     _checked_calls.clear()
+    _fa.release_workspace_memory()
     with _compiling_lock:
         _compiling.clear()

@@ -224,4 +224,7 @@ PYBIND11_MODULE(_fa, m) {
         "reset_workspace_peak().");
   m.def("reset_workspace_peak", &fa::resetWorkspacePeak,
         "Restarts workspace_peak_bytes() from what fa holds now.");
+  m.def("release_workspace_memory", &fa::releaseWorkspaceMemory,
+        "Gives the device memory fa keeps for its workspaces back to the "
+        "driver.");
 }
