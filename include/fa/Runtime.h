@@ -104,6 +104,11 @@ struct CompileOptions {
   /// TMA reduce-adds instead of dQ's own kernel, at D up to 128: correct;
   /// faster or slower by head dim (bench/NOTES.md), so the tuner picks.
   bool dqAtomics = false;
+  /// Forwards carry the split-KV kernels for decode shapes (few query
+  /// blocks, many keys): fa-compile's exports do. A program compiled
+  /// without them compiles them at run() of the first shape that splits
+  /// (Program's TileConfig::splitKv), so other shapes never wait on them.
+  bool splitKv = false;
   /// The entry to compile alone (both when unset): a JIT caller compiles
   /// a variant's backward when a backward is first asked for, not with
   /// its forward. run() of the other entry fails and says so.

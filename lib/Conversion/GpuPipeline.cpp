@@ -77,6 +77,7 @@ void fa::buildGpuPipeline(OpPassManager &pm,
   tensorCore.allowTf32 = options.allowTf32;
   tensorCore.deterministic = options.deterministic;
   tensorCore.dqAtomics = options.dqAtomics;
+  tensorCore.splitKv = options.splitKv;
   if (options.tensorCoreSharedBytes > 0)
     tensorCore.sharedBytes = options.tensorCoreSharedBytes;
   tensorCore.generation = resolveTensorCoreGeneration(

@@ -28,7 +28,8 @@ enum {
   FA_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
   FA_CU_LIMIT_STACK_SIZE = 0,
   FA_CU_STREAM_NON_BLOCKING = 1,
-  FA_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+  FA_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+  FA_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
 };
 
 static struct {
@@ -36,6 +37,8 @@ static struct {
   CUcontext context;
   CUresult (*cuInit)(unsigned);
   CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
+  int multiprocessors;
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
   CUresult (*cuCtxSetCurrent)(CUcontext);
   CUresult (*cuCtxSetLimit)(int, size_t);
@@ -111,6 +114,7 @@ static int openDriver(void) {
   }
   FA_RESOLVE(handle, cuInit, "cuInit");
   FA_RESOLVE(handle, cuDeviceGet, "cuDeviceGet");
+  FA_RESOLVE(handle, cuDeviceGetAttribute, "cuDeviceGetAttribute");
   FA_RESOLVE(handle, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
   FA_RESOLVE(handle, cuCtxSetCurrent, "cuCtxSetCurrent");
   FA_RESOLVE(handle, cuCtxSetLimit, "cuCtxSetLimit");
@@ -138,6 +142,12 @@ static int openDriver(void) {
       !check(driver.cuCtxSetLimit(FA_CU_LIMIT_STACK_SIZE, 8192),
              "cuCtxSetLimit", "the stack size"))
     return 0;
+  /* 0 where the driver does not say: the split-KV forward then splits
+     nothing. */
+  if (driver.cuDeviceGetAttribute(&driver.multiprocessors,
+                                  FA_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                  device) != 0)
+    driver.multiprocessors = 0;
   driver.ok = 1;
   return 1;
 }
@@ -224,6 +234,10 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                               (CUstream)stream, params, extra),
         "cuLaunchKernel", "");
 }
+
+/* The device's SMs, which the split-KV forward's host code sizes its grid
+   by (the entries open the driver before any host code runs). */
+int32_t faMultiprocessorCount(void) { return driver.multiprocessors; }
 
 /* The tensor map of a [batch, heads, rows, columns] operand for the Hopper
    kernels (as fa's runtime makes it): returns 0, with the error kept, when

@@ -20,20 +20,23 @@ static constexpr const char *kFormat =
     "section %lld dq-atomics %lld\n";
 
 std::string TileConfig::str(bool wgmma) const {
-  if (wgmma && *this == TileConfig())
-    return "the compiler's tiles";
+  TileConfig tiles = *this;
+  tiles.splitKv = 0;
   std::string text =
-      blockN ? llvm::formatv("block-n {0}, warps {1}, stages {2}, shared "
-                             "{3} KiB",
-                             blockN, warps, kvStages, sharedBytes / 1024)
-                   .str()
-             : "the compiler's tiles";
+      blockN && !(wgmma && tiles == TileConfig())
+          ? llvm::formatv("block-n {0}, warps {1}, stages {2}, shared "
+                          "{3} KiB",
+                          blockN, warps, kvStages, sharedBytes / 1024)
+                .str()
+          : "the compiler's tiles";
   if (wgmmaGroups)
     text += ", wgmma groups " + std::to_string(wgmmaGroups);
   if (gridSection)
     text += ", grid section " + std::to_string(gridSection);
   if (dqAtomics)
     text += ", dQ by TMA reduce-adds";
+  if (splitKv)
+    text += ", split-KV decode kernels";
   return text;
 }
 

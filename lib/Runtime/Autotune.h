@@ -46,10 +46,14 @@ struct TileConfig {
   /// 1: the wgmma backward's dK/dV kernel adds dQ by TMA reduce-adds
   /// instead of dQ's own kernel (CompileOptions::dqAtomics).
   int64_t dqAtomics = 0;
+  /// 1: the forward carries the split-KV kernels (CompileOptions::splitKv).
+  /// Not a tuned knob: run() sets it for the shapes that split, so it is
+  /// never in the table or the tuning record.
+  int64_t splitKv = 0;
 
   auto fields() const {
     return std::tie(blockN, warps, kvStages, sharedBytes, wgmmaGroups,
-                    gridSection, dqAtomics);
+                    gridSection, dqAtomics, splitKv);
   }
   bool operator==(const TileConfig &other) const {
     return fields() == other.fields();

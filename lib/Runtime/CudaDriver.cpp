@@ -425,6 +425,21 @@ extern "C" int32_t faTensorMapEncode(void *map, uint64_t address,
              : 0;
 }
 
+/// The device's SMs, which the split-KV forward's host code sizes its grid
+/// by; 0 (no split) where the driver does not say.
+extern "C" int32_t faMultiprocessorCount() {
+  static const int32_t count = [] {
+    int value = 0;
+    Driver &d = driver();
+    if (!d.loaded ||
+        d.cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                               d.device) != CUDA_SUCCESS)
+      return 0;
+    return int32_t(value);
+  }();
+  return count;
+}
+
 extern "C" void *faMgpuStreamCreate() {
   if (callerStream.set)
     return callerStream.stream;
@@ -502,6 +517,8 @@ void resetWorkspacePeak() {
   std::lock_guard<std::mutex> lock(use.mutex);
   use.peak = use.current;
 }
+
+int multiprocessorCount() { return faMultiprocessorCount(); }
 
 void releaseWorkspaceMemory() {
   Driver &d = driver();
@@ -646,6 +663,7 @@ llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
   add("mgpuMemAlloc", &faMgpuMemAlloc);
   add("mgpuMemFree", &faMgpuMemFree);
   add("faTensorMapEncode", &faTensorMapEncode);
+  add("faMultiprocessorCount", &faMultiprocessorCount);
   return symbols;
 }
 

@@ -75,6 +75,8 @@ double takeKernelTimeMs();
 /// See fa::workspacePeakBytes and fa::resetWorkspacePeak.
 std::uint64_t workspacePeakBytes();
 void resetWorkspacePeak();
+/// The device's SMs; 0 where the driver does not say.
+int multiprocessorCount();
 /// See fa::releaseWorkspaceMemory.
 void releaseWorkspaceMemory();
 

@@ -387,6 +387,7 @@ static void buildPipeline(PassManager &pm, bool gpu, const std::string &arch,
     gpuOptions.allowTf32 = options.allowTf32;
     gpuOptions.deterministic = options.deterministic;
     gpuOptions.dqAtomics = options.dqAtomics;
+    gpuOptions.splitKv = options.splitKv;
     gpuOptions.tensorCoreSharedBytes = options.mmaSharedBytes;
     gpuOptions.tensorCoreKvStages = options.mmaKvStages;
     gpuOptions.tensorCoreGeneration = options.mmaGeneration;
@@ -463,9 +464,10 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
       std::to_string(options.mmaSharedBytes) + " stages " +
       std::to_string(options.mmaKvStages) + (options.allowTf32 ? " tf32" : "") +
       (options.deterministic ? " deterministic" : "") +
-      (options.dqAtomics ? " dq-atomics" : "") + " gen " +
-      options.mmaGeneration + " schedule " + options.wgmmaSchedule +
-      " groups " + std::to_string(options.wgmmaGroups) + " section " +
+      (options.dqAtomics ? " dq-atomics" : "") +
+      (options.splitKv ? " split-kv" : "") + " gen " + options.mmaGeneration +
+      " schedule " + options.wgmmaSchedule + " groups " +
+      std::to_string(options.wgmmaGroups) + " section " +
       std::to_string(options.gridSection) + " entries " +
       entriesName(options.onlyEntry);
   // Cubins made by a ptxas are its release's machine code.
@@ -711,6 +713,33 @@ bool Program::Impl::validate(KernelOp kernel, func::FuncOp fn,
   return true;
 }
 
+/// Whether a GPU forward of `args` takes the split-KV kernels: its query
+/// blocks (a kv head's group of query heads packed, 64 rows each) leave
+/// SMs idle and the keys a row sees fill at least two splits' tiles. The
+/// kernels' host code decides how many splits (GpuTensorCore.cpp,
+/// keySplits) from the same counts; this only decides whether a program
+/// with them is compiled, so that other shapes never wait on them.
+static bool splitsKeys(Operation *compute, const std::vector<Tensor> &args) {
+  if (!compute || args.size() < 3 || args[0].sizes.size() != 4 ||
+      args[1].sizes.size() != 4)
+    return false;
+  int64_t batch = args[0].sizes[0], hq = args[0].sizes[1],
+          sq = args[0].sizes[2], hkv = args[1].sizes[1], sk = args[1].sizes[2];
+  int64_t sms = cuda::multiprocessorCount();
+  if (sms <= 0 || hkv <= 0 || hq % hkv)
+    return false;
+  constexpr int64_t kRows = 64, kKeys = 64;
+  int64_t blocks = (sq * (hq / hkv) + kRows - 1) / kRows * hkv * batch;
+  int64_t keys = sk;
+  if (auto window = compute->getAttrOfType<IntegerAttr>("window")) {
+    int64_t sinks = 0;
+    if (auto tokens = compute->getAttrOfType<IntegerAttr>("sink_tokens"))
+      sinks = tokens.getInt();
+    keys = std::min(keys, sq + window.getInt() + sinks);
+  }
+  return blocks < sms && keys / kKeys >= 2 * tensor_core::kMinSplitKeyTiles;
+}
+
 bool Program::run(const std::string &kernelName, Entry entry,
                   const std::vector<Tensor> &args, std::string &error,
                   std::optional<std::uintptr_t> stream) {
@@ -739,6 +768,9 @@ bool Program::run(const std::string &kernelName, Entry entry,
       impl->chooseConfig(kernelName, entry, name, args, stream, error);
   if (!config)
     return false;
+  if (impl->target == Target::GPU && entry == Entry::Forward &&
+      !impl->options.splitKv && splitsKeys(KernelOp::getComputeOp(fn), args))
+    config->splitKv = 1;
   Impl *configured = impl->withConfig(*config, error);
   return configured && configured->invoke(kernelName, name, args, error, stream);
 }
@@ -800,6 +832,13 @@ void Program::Impl::logScalarFallback(const std::string &kernelName,
 CompileOptions Program::Impl::optionsFor(const TileConfig &config) const {
   CompileOptions tuned = options;
   tuned.target = Target::GPU;
+  if (config.splitKv)
+    tuned.splitKv = true;
+  TileConfig tiles = config;
+  tiles.splitKv = 0;
+  // The compiler's own tiles, with the split-KV kernels beside them.
+  if (tiles == TileConfig())
+    return tuned;
   tuned.mmaBlockN = config.blockN;
   tuned.mmaWarps = config.warps;
   tuned.mmaKvStages = config.kvStages;

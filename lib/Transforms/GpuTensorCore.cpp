@@ -117,7 +117,20 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     Block *block = first->getBlock();
     Block *fallback = nullptr;
     int64_t bytes = element.getIntOrFloatBitWidth() / 8;
+    // Where the spec fixes D (the JIT's specs do), only its kernel is
+    // built: the others' branches would fold away, after costing their
+    // emission and canonicalization.
+    std::optional<int64_t> staticD;
+    if (auto dim = d.getDefiningOp<memref::DimOp>())
+      if (std::optional<int64_t> index = dim.getConstantIndex()) {
+        int64_t size =
+            cast<MemRefType>(dim.getSource().getType()).getDimSize(*index);
+        if (!ShapedType::isDynamic(size))
+          staticD = size;
+      }
     for (int64_t headDim : headDims) {
+      if (staticD && headDim != *staticD)
+        continue;
       std::optional<KernelShape> shape = plan(headDim, bytes);
       if (!shape)
         continue;
@@ -183,6 +196,20 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     return keyTileShape(headDim, bytes, forwardWarps, kvStages);
   }
 
+  /// The split-KV forward's shape: the mma.sync forward's with two K/V
+  /// stages in up to kSplitKvSharedBytes, else the forward's own.
+  std::optional<KernelShape> splitKvShape(int64_t headDim, int64_t bytes) {
+    int64_t queryBytes =
+        tensor_core::queryTileBytes(forwardWarps, headDim, bytes);
+    int64_t budget =
+        std::max<int64_t>(sharedBytes, tensor_core::kSplitKvSharedBytes);
+    if (int64_t rows = tensor_core::fittingTileRows(blockN, headDim, bytes,
+                                                    (budget - queryBytes) / 2))
+      return KernelShape{rows, forwardWarps, queryBytes ? 16 * forwardWarps : 0,
+                         /*kvStages=*/2};
+    return mmaSyncForwardShape(headDim, bytes);
+  }
+
   /// A forward's `shape` with the pass's grid section.
   KernelShape withGridSection(KernelShape shape) const {
     if (gridSection > 0)
@@ -222,6 +249,91 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     return std::nullopt;
   }
 
+  /// The blocks the split-KV forward splits each query block's keys
+  /// into, computed at `b`: 1 (no split) where its query blocks fill the
+  /// GPU's SMs (the runtime's faMultiprocessorCount), else enough
+  /// for kSplitBlocksPerSm blocks per SM, with at least kMinSplitKeyTiles
+  /// key tiles each (of the pass's block-n keys, counted over the keys the
+  /// variant lets a row see).
+  Value keySplits(ImplicitLocOpBuilder &b, const Variant &variant,
+                  const ForwardArgs &args) {
+    auto module =
+        b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+    StringRef countName = "faMultiprocessorCount";
+    auto count = module.lookupSymbol<func::FuncOp>(countName);
+    if (!count) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(module.getBody());
+      count = func::FuncOp::create(b, countName,
+                                   b.getFunctionType({}, {b.getI32Type()}));
+      count.setPrivate();
+    }
+    TileBuilder t(b, b.getF32Type(), blockN);
+    TileBuilder::Dims dims = t.attentionDims(args.q, args.k);
+    Value sms = arith::IndexCastOp::create(
+        b, b.getIndexType(), func::CallOp::create(b, count, {}).getResult(0));
+    // The split kernel's blocks hold a kv head's group of query heads
+    // (MmaSync.cpp, packedGroupRows).
+    Value queryBlocks =
+        t.mul(t.ceilDiv(t.mul(dims.sq, dims.group), 16 * forwardWarps),
+              t.mul(dims.hkv, dims.batch));
+    Value keys = dims.sk;
+    if (variant.window)
+      keys = t.min(keys,
+                   t.add(dims.sq, t.idx(*variant.window + variant.sinkTokens)));
+    Value tiles = t.ceilDiv(keys, blockN);
+    Value wanted = arith::CeilDivSIOp::create(
+        b, t.mul(sms, t.idx(tensor_core::kSplitBlocksPerSm)), queryBlocks);
+    Value splits = t.clamp(
+        t.min(wanted, t.floorDiv(tiles, tensor_core::kMinSplitKeyTiles)),
+        t.idx(1), t.idx(tensor_core::kMaxKeySplits));
+    return t.select(t.cmp(arith::CmpIPredicate::slt, queryBlocks, sms), splits,
+                    t.idx(1));
+  }
+
+  /// Decode-like shapes (query blocks fewer than the SMs, many keys each)
+  /// take the split-KV forward on mma.sync, ahead of every other kernel:
+  /// `if (layoutOk and splits > 1 and D == d) <split-KV d> ... else <the
+  /// ops>`. Returns the block that holds the ops then, or null.
+  Block *splitKvDispatch(Operation *first, Operation *last, Value layoutOk,
+                         Value d, Type element, const Variant &variant,
+                         const ForwardArgs &args, StringRef prefix) {
+    ImplicitLocOpBuilder b(first->getLoc(), first);
+    Value splits = keySplits(b, variant, args);
+    Value split = arith::AndIOp::create(
+        b, layoutOk,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, splits,
+                              arith::ConstantIndexOp::create(b, 1)));
+    return dispatch(
+        first, last, split, d, element, (prefix + "_split_kv").str(),
+        tensor_core::kHeadDims,
+        [&](int64_t headDim, int64_t bytes) {
+          return splitKvShape(headDim, bytes);
+        },
+        [&](ImplicitLocOpBuilder &b, int64_t headDim, const KernelShape &shape,
+            StringRef name) {
+          TileBuilder t(b, b.getF32Type(), blockN);
+          TileBuilder::Dims dims = t.attentionDims(args.q, args.k);
+          Value heads = t.mul(splits, dims.hq);
+          Value partialO = memref::AllocOp::create(
+              b,
+              MemRefType::get(SmallVector<int64_t>(4, ShapedType::kDynamic),
+                              b.getF32Type()),
+              ValueRange{dims.batch, heads, dims.sq, t.idx(headDim)});
+          Value partialLse = memref::AllocOp::create(
+              b,
+              MemRefType::get(SmallVector<int64_t>(3, ShapedType::kDynamic),
+                              b.getF32Type()),
+              ValueRange{dims.batch, heads, dims.sq});
+          tensor_core::createMmaSyncKernels(b, element, headDim, shape,
+                                            allowTf32)
+              ->emitSplitForward(variant, args, {splits, partialO, partialLse},
+                                 name, (name + "_merge").str());
+          memref::DeallocOp::create(b, partialO);
+          memref::DeallocOp::create(b, partialLse);
+        });
+  }
+
   /// The whole forward body becomes the fallback of the kernels.
   void specialiseForward(func::FuncOp fn, const Variant &variant,
                          Type element) {
@@ -236,6 +348,12 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     ImplicitLocOpBuilder b(fn.getLoc(), first);
     Value d = memref::DimOp::create(b, args.q, 3);
     Operation *last = body.getTerminator();
+    if (splitKv)
+      if (Block *rest = splitKvDispatch(first, last, layoutOk, d, element,
+                                        variant, args, fn.getSymName())) {
+        first = &rest->front();
+        last = rest->getTerminator();
+      }
     if (useWgmma(element)) {
       // Under a short window mma.sync's 64-row blocks, several to an SM,
       // beat wgmma's blocks of 128 rows where both run (bench/NOTES.md):

@@ -55,6 +55,29 @@ public:
            });
   }
 
+  void emitSplitForward(const Variant &variant, ForwardArgs args,
+                        const SplitKv &split, StringRef kernelName,
+                        StringRef mergeName) override {
+    for (Value *m : {&args.q, &args.k, &args.v, &args.o})
+      *m = withUnitStride(*m);
+    Dims dims = attentionDims(args.q, args.k);
+    // Where Q's fragments stay in registers, a block's rows are a kv head's
+    // whole group (packedGroupRows): K/V go through each block once per
+    // group instead of once per query head.
+    bool packed = queryRows == 0;
+    Value tiles =
+        ceilDiv(packed ? mul(dims.sq, dims.group) : dims.sq, 16 * warps);
+    SmallVector<int64_t, 3> tileRows = {kvStages * blockN, kvStages * blockN};
+    if (queryRows > 0)
+      tileRows.push_back(queryRows);
+    launch({mul(tiles, split.count), packed ? dims.hkv : dims.hq, dims.batch},
+           tileRows, kernelName,
+           [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
+             emitBody(variant, args, dims, tiles, launch, shared, &split);
+           });
+    emitSplitMerge(args, dims, split, mergeName);
+  }
+
   /// Launches the dK/dV kernel: a block per (key tile, kv head, batch),
   /// each warp owning 16 keys, visiting the query tiles of every query head
   /// of its group.
@@ -181,7 +204,9 @@ private:
   /// A fragments of rows `rowOf` of memref[batch, head] per 16-wide k step
   /// of D, read from global memory (rows past `rowsTotal` read the last
   /// row: they feed only rows whose results are never stored).
-  SmallVector<SmallVector<Value, 4>> rowFragments(Value memref, Value head,
+  /// `headOf`: the head of every row, or of each of this lane's two rows.
+  SmallVector<SmallVector<Value, 4>> rowFragments(Value memref,
+                                                  ArrayRef<Value> headOf,
                                                   ArrayRef<Value> rowOf,
                                                   Value rowsTotal) {
     Value lastRow = sub(rowsTotal, idx(1));
@@ -190,8 +215,9 @@ private:
       for (int64_t half = 0; half < 2; ++half)
         for (int64_t r = 0; r < 2; ++r) {
           Value col = add(idx(kk * 16 + half * 8), mul(quadTid, idx(2)));
-          frags[kk].push_back(loadPair(
-              memref, {batchIdx, head, min(rowOf[r], lastRow), col}));
+          frags[kk].push_back(
+              loadPair(memref, {batchIdx, headOf[r % headOf.size()],
+                                min(rowOf[r], lastRow), col}));
         }
     return frags;
   }
@@ -309,14 +335,27 @@ private:
     for (int64_t i = 0; i < 4; ++i)
       c[i] = LLVM::ExtractValueOp::create(b, d, i);
   }
+  /// The forward block's body; with `split`, split (block % count) of the
+  /// keys of query block (block / count), written to the partials.
   void emitBody(const Variant &variant, const ForwardArgs &args,
                 const Dims &dims, Value tiles, gpu::LaunchOp launch,
-                ArrayRef<Value> shared) {
+                ArrayRef<Value> shared, const SplitKv *split = nullptr) {
     keys = shared[0];
     values = shared[1];
-    QueryBlock block = queryBlock(variant, dims, tiles, launch, 16 * warps);
+    Value linear = launch.getBlockIds().x, splitIndex;
+    if (split) {
+      splitIndex = remi(linear, split->count);
+      linear = divi(linear, split->count);
+    }
+    QueryBlock block =
+        split && queryRows == 0
+            ? packedGroupRows(dims, tiles, linear, 16 * warps)
+            : queryBlock(variant, dims, tiles, linear, 16 * warps);
     Value head = block.head, m0 = block.m0, rows = block.rows;
     std::array<Value, 2> rowOf = block.rowOf;
+    SmallVector<Value, 2> headOf = {head};
+    if (block.headOf[0])
+      headOf.assign(block.headOf.begin(), block.headOf.end());
     Value scaleLog2 = toBase2(scoreScale(variant, idx(headDim)));
 
     // Q fragments, read once from global memory; past
@@ -327,12 +366,16 @@ private:
       queriesRow0 = mul(warp, idx(16));
       loadTile(args.q, queries, m0, dims.sq, head);
     } else {
-      qFrag = rowFragments(args.q, head, rowOf, dims.sq);
+      qFrag = rowFragments(args.q, headOf, rowOf, dims.sq);
     }
 
-    State state = initForwardState(args.sinks, head);
+    // A learnable sink joins once, in the merge.
+    State state = initForwardState(split ? Value() : args.sinks, head);
 
-    for (const KeyPhase &p : keyPhases(variant, dims, m0, rows)) {
+    SmallVector<KeyPhase, 2> phases = keyPhases(variant, dims, m0, rows);
+    if (split)
+      phases = splitKeyPhases(phases, splitIndex, split->count);
+    for (const KeyPhase &p : phases) {
       if (kvStages == 2) {
         emitPipelinedPhase(variant, args, dims, state, scaleLog2, rowOf, p);
         continue;
@@ -351,7 +394,136 @@ private:
             });
     }
 
-    storeForward(state, args, dims, head, rowOf);
+    if (!split) {
+      storeForward(state, args, dims, head, rowOf);
+      return;
+    }
+    ForwardArgs partial = args;
+    partial.o = split->partialO;
+    partial.lse = split->partialLse;
+    SmallVector<Value, 2> partialHeadOf;
+    for (Value h : headOf)
+      partialHeadOf.push_back(add(mul(splitIndex, dims.hq), h));
+    storeForward(state, partial, dims, partialHeadOf, rowOf);
+  }
+
+  /// The query rows of a split-KV block that packs a kv head's group:
+  /// block row r is query position m0 + r / group of query head
+  /// kvHead * group + r % group, so the group's rows of one position sit
+  /// side by side, and the block's positions are [m0, m0 + rows). Blocks
+  /// go tile by tile within a (kv head, batch) pair; sets kvHead and
+  /// batchIdx, and headOf to this lane's rows' heads.
+  QueryBlock packedGroupRows(const Dims &dims, Value tiles, Value linear,
+                             int64_t rowsPerBlock) {
+    Value tile = remi(linear, tiles), pair = divi(linear, tiles);
+    kvHead = remi(pair, dims.hkv);
+    batchIdx = divi(pair, dims.hkv);
+    Value r0 = mul(tile, idx(rowsPerBlock));
+    Value end = min(add(r0, idx(rowsPerBlock)), mul(dims.sq, dims.group));
+    QueryBlock q;
+    q.head = mul(kvHead, dims.group);
+    q.m0 = divi(r0, dims.group);
+    q.rows = sub(add(divi(sub(end, idx(1)), dims.group), idx(1)), q.m0);
+    std::array<Value, 2> packed = laneRows(add(r0, mul(warp, idx(16))));
+    for (int64_t r = 0; r < 2; ++r) {
+      q.rowOf[r] = divi(packed[r], dims.group);
+      q.headOf[r] = add(q.head, remi(packed[r], dims.group));
+    }
+    return q;
+  }
+
+  /// The merge of the split-KV forward's partials: a block per (query row,
+  /// head, batch), its threads over D. With m = max(max_s lse_s, sink),
+  ///   o = sum_s e^(lse_s - m) o_s / l,  l = sum_s e^(lse_s - m) + e^(sink -
+  ///   m), lse = m + ln l;
+  /// a row no split saw (and no sink) gets o = 0 and lse = -inf, as the
+  /// forward gives it. The splits are added in order, so the result does
+  /// not depend on which block ran first. Thread s holds split s's weight
+  /// in shared memory (count <= kMaxKeySplits <= the block's threads), and
+  /// the sum over the splits' o loads kMergeLoads of them at once: one
+  /// after another, each waited for, they made the merge the decode's
+  /// longest kernel.
+  void emitSplitMerge(const ForwardArgs &args, const Dims &dims,
+                      const SplitKv &split, StringRef kernelName) {
+    static_assert(tensor_core::kMaxKeySplits <= 32 * 4,
+                  "a thread per split's weight (blocks have 4 or 8 warps)");
+    constexpr int64_t kMergeLoads = 8;
+    auto weights = MemRefType::get({tensor_core::kMaxKeySplits}, b.getF32Type(),
+                                   AffineMap(), workgroupSpace());
+    launchBlocks(
+        {dims.sq, dims.hq, dims.batch}, 0, {weights}, kernelName,
+        [&](gpu::LaunchOp launch) {
+          Value shared = launch.getWorkgroupAttributions().front();
+          Value row = blockCoord[0], head = blockCoord[1];
+          auto partialHead = [&](Value s) {
+            return add(mul(s, dims.hq), head);
+          };
+          Value mine = cmp(arith::CmpIPredicate::slt, tid, split.count);
+          Value clamped = min(tid, sub(split.count, idx(1)));
+          Value lse = memref::LoadOp::create(
+              b, split.partialLse,
+              ValueRange{batchIdx, partialHead(clamped), row});
+          auto lseWriter = scf::IfOp::create(b, mine, false);
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(lseWriter.thenBlock());
+            memref::StoreOp::create(b, lse, shared, ValueRange{tid});
+          }
+          gpu::BarrierOp::create(b);
+          Value sink = args.sinks ? Value(memref::LoadOp::create(
+                                        b, args.sinks, ValueRange{head}))
+                                  : negInf();
+          Value m = reduce(split.count, sink, [&](Value s, Value acc) {
+            return fmax(acc, memref::LoadOp::create(b, shared, s));
+          });
+          // Every term is 0 when m is -inf: no split saw a key.
+          Value seen =
+              arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, m, negInf());
+          Value base = select(seen, m, flt(0.0));
+          auto weight = [&](Value x) {
+            return math::ExpOp::create(b, fsub(x, base));
+          };
+          gpu::BarrierOp::create(b);
+          auto writer = scf::IfOp::create(b, mine, false);
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(writer.thenBlock());
+            memref::StoreOp::create(b, weight(lse), shared, ValueRange{tid});
+          }
+          gpu::BarrierOp::create(b);
+          Value l = reduce(split.count, weight(sink), [&](Value s, Value acc) {
+            return fadd(acc, memref::LoadOp::create(b, shared, s));
+          });
+          Value inv =
+              select(seen, arith::DivFOp::create(b, flt(1.0), l), flt(0.0));
+          Value last = sub(split.count, idx(1));
+          loop(tid, idx(headDim), idx(32 * warps), [&](Value c) {
+            Value runs = ceilDiv(split.count, kMergeLoads);
+            Value o = reduce(runs, flt(0.0), [&](Value run, Value acc) {
+              for (int64_t u = 0; u < kMergeLoads; ++u) {
+                Value s = add(mul(run, idx(kMergeLoads)), idx(u));
+                Value at = min(s, last);
+                Value part = memref::LoadOp::create(
+                    b, split.partialO,
+                    ValueRange{batchIdx, partialHead(at), row, c});
+                Value w =
+                    select(cmp(arith::CmpIPredicate::slt, s, split.count),
+                           memref::LoadOp::create(b, shared, at), flt(0.0));
+                acc = fadd(acc, fmul(w, part));
+              }
+              return acc;
+            });
+            memref::StoreOp::create(b, toElement(fmul(o, inv)), args.o,
+                                    ValueRange{batchIdx, head, row, c});
+          });
+          auto rowWriter = scf::IfOp::create(
+              b, cmp(arith::CmpIPredicate::eq, tid, idx(0)), false);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(rowWriter.thenBlock());
+          Value total = fadd(m, math::LogOp::create(b, l));
+          memref::StoreOp::create(b, select(seen, total, negInf()), args.lse,
+                                  ValueRange{batchIdx, head, row});
+        });
   }
 
   /// S = Q K^T against the key tile at n0 held in `keyTile` (masked when

@@ -63,6 +63,14 @@ struct ForwardArgs {
   Value q, k, v, sinks, o, lse;
 };
 
+/// The split-KV forward (decode): `count` blocks share each query block's
+/// keys, each writing its normalised o and lse to f32 partials of shape
+/// [B, count * Hq, Sq, D] and [B, count * Hq, Sq] (split s of head h at
+/// head s * Hq + h), which a second kernel merges by lse into o and lse.
+struct SplitKv {
+  Value count, partialO, partialLse;
+};
+
 /// Operands of a backward entry the kernels use, and fa-tile's D buffer.
 struct GradArgs {
   Value q, k, v, lse, dO, dq, dk, dv, rowDot;
@@ -245,10 +253,18 @@ protected:
   struct QueryBlock {
     Value head, m0, rows;
     std::array<Value, 2> rowOf;
+    /// Where a block holds several heads (the split-KV forward's packed
+    /// groups), this lane's rows' heads; else null.
+    std::array<Value, 2> headOf;
   };
   QueryBlock queryBlock(const Variant &variant, const Dims &dims, Value tiles,
                         gpu::LaunchOp launch, int64_t rowsPerBlock) {
-    Value linear = launch.getBlockIds().x;
+    return queryBlock(variant, dims, tiles, launch.getBlockIds().x,
+                      rowsPerBlock);
+  }
+  /// The same for block `linear` of the grid's order.
+  QueryBlock queryBlock(const Variant &variant, const Dims &dims, Value tiles,
+                        Value linear, int64_t rowsPerBlock) {
     Value pairs = mul(dims.hq, dims.batch);
     Value sectionBlocks = mul(idx(gridSection), tiles);
     Value firstPair = mul(divi(linear, sectionBlocks), idx(gridSection));
@@ -417,11 +433,16 @@ protected:
   /// memref[batch, head, row, :], rows below `rowsTotal` only; a state of
   /// `columns` (default: the head dim) goes to the columns from `column0`
   /// on.
-  void storeRows(Value state, ArrayRef<Value> factor, Value memref, Value head,
-                 ArrayRef<Value> rowOf, Value rowsTotal,
+  /// `headOf`: the head of every row, or of each of this lane's two rows
+  /// (the split-KV forward's blocks hold several heads).
+  void storeRows(Value state, ArrayRef<Value> factor, Value memref,
+                 ArrayRef<Value> headOf, ArrayRef<Value> rowOf, Value rowsTotal,
                  std::optional<int64_t> columns = std::nullopt,
                  Value column0 = Value()) {
-    auto pair = VectorType::get({2}, element);
+    // The split-KV forward's partial outputs are f32, whatever the inputs.
+    Type stored = cast<MemRefType>(memref.getType()).getElementType();
+    auto pair = VectorType::get({2}, stored);
+    auto convert = [&](Value x) { return stored.isF32() ? x : toElement(x); };
     for (int64_t r = 0; r < 2; ++r) {
       auto inRows = scf::IfOp::create(
           b, cmp(arith::CmpIPredicate::slt, rowOf[r], rowsTotal), false);
@@ -431,14 +452,15 @@ protected:
         Value lo = fmul(loadState(state, dt * 4 + 2 * r), factor[r]);
         Value hi = fmul(loadState(state, dt * 4 + 2 * r + 1), factor[r]);
         Value v = vector::FromElementsOp::create(
-            b, pair, ValueRange{toElement(lo), toElement(hi)});
+            b, pair, ValueRange{convert(lo), convert(hi)});
         Value col = add(idx(dt * 8), mul(quadTid, idx(2)));
         if (column0)
           col = add(col, column0);
-        vector::StoreOp::create(b, v, memref,
-                                ValueRange{batchIdx, head, rowOf[r], col},
-                                /*nontemporal=*/false,
-                                llvm::Align(2 * elementBytes()));
+        vector::StoreOp::create(
+            b, v, memref,
+            ValueRange{batchIdx, headOf[r % headOf.size()], rowOf[r], col},
+            /*nontemporal=*/false,
+            llvm::Align(2 * stored.getIntOrFloatBitWidth() / 8));
       }
     }
   }
@@ -722,7 +744,8 @@ protected:
 
   /// The forward's epilogue for rows `rowOf` of `head`.
   void storeForward(const State &state, const ForwardArgs &args,
-                    const Dims &dims, Value head, ArrayRef<Value> rowOf) {
+                    const Dims &dims, ArrayRef<Value> headOf,
+                    ArrayRef<Value> rowOf) {
     // o = acc / l, lse = (m + log2 l) ln 2; empty rows: o = 0, lse = -inf.
     Value l[2], positive[2], inv[2];
     for (int64_t r = 0; r < 2; ++r) {
@@ -733,7 +756,7 @@ protected:
       inv[r] = select(positive[r], arith::DivFOp::create(b, flt(1.0), l[r]),
                       flt(0.0));
     }
-    storeRows(state.out, inv, args.o, head, rowOf, dims.sq);
+    storeRows(state.out, inv, args.o, headOf, rowOf, dims.sq);
     for (int64_t r = 0; r < 2; ++r) {
       Value writes = arith::AndIOp::create(
           b, cmp(arith::CmpIPredicate::slt, rowOf[r], dims.sq),
@@ -743,11 +766,11 @@ protected:
       b.setInsertionPointToStart(writer.thenBlock());
       Value m = loadState(state.stats, r);
       Value lse = fmul(fadd(m, math::Log2Op::create(b, l[r])), flt(kLn2));
-      memref::StoreOp::create(b, select(positive[r], lse, negInf()), args.lse,
-                              ValueRange{batchIdx, head, rowOf[r]});
+      memref::StoreOp::create(
+          b, select(positive[r], lse, negInf()), args.lse,
+          ValueRange{batchIdx, headOf[r % headOf.size()], rowOf[r]});
     }
   }
-
 };
 
 /// The mma.sync kernels (MmaSync.cpp): a forward, and the backward's dK/dV
@@ -758,6 +781,12 @@ public:
   virtual ~MmaSyncKernels() = default;
   virtual void emitForward(const Variant &variant, ForwardArgs args,
                            StringRef kernelName) = 0;
+  /// The forward's blocks times `split.count`, each over its split of the
+  /// keys (TileBuilder::splitKeyPhases), learnable sinks left to the
+  /// merge; then the merge, named `mergeName`.
+  virtual void emitSplitForward(const Variant &variant, ForwardArgs args,
+                                const SplitKv &split, StringRef kernelName,
+                                StringRef mergeName) = 0;
   virtual void emitDkDv(const Variant &variant, GradArgs args,
                         StringRef kernelName) = 0;
   virtual void emitDq(const Variant &variant, GradArgs args,

@@ -95,16 +95,6 @@ public:
     op->setAttr(kLoopAttrName, StringAttr::get(op->getContext(), name));
   }
 
-  /// Folds `step(iv, carried)` over [0, ub) starting from `init`.
-  Value reduce(Value ub, Value init,
-               llvm::function_ref<Value(Value, Value)> step) {
-    auto forOp = scf::ForOp::create(b, idx(0), ub, idx(1), ValueRange{init});
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(forOp.getBody());
-    Value next = step(forOp.getInductionVar(), forOp.getRegionIterArgs()[0]);
-    scf::YieldOp::create(b, next);
-    return forOp.getResult(0);
-  }
   /// sum_d a[d] * b[d] over [0, n).
   Value dot(Value n, llvm::function_ref<Value(Value)> a,
             llvm::function_ref<Value(Value)> bv) {

@@ -49,6 +49,16 @@ scf::ForOp TileBuilder::loop(Value lb, Value ub, Value step,
   return forOp;
 }
 
+Value TileBuilder::reduce(Value ub, Value init,
+                          llvm::function_ref<Value(Value, Value)> step) {
+  auto forOp = scf::ForOp::create(b, idx(0), ub, idx(1), ValueRange{init});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(forOp.getBody());
+  Value next = step(forOp.getInductionVar(), forOp.getRegionIterArgs()[0]);
+  scf::YieldOp::create(b, next);
+  return forOp.getResult(0);
+}
+
 void TileBuilder::phase(StringRef name, Value lo, Value hi, Value innerLo,
                         Value innerHi, int64_t block,
                         llvm::function_ref<void(Value, bool)> tile) {
@@ -144,6 +154,26 @@ TileBuilder::keyPhases(const Variant &v, const Dims &dims, Value m0,
     innerHi = clamp(add(add(m0, dims.offset), idx(1)), lo, hi);
   phases.push_back({{"keys", lo, hi, innerLo, innerHi}, hi});
   return phases;
+}
+
+SmallVector<TileBuilder::KeyPhase, 2>
+TileBuilder::splitKeyPhases(ArrayRef<KeyPhase> phases, Value index,
+                            Value count) {
+  SmallVector<KeyPhase, 2> split(phases.begin(), phases.end());
+  Value first = cmp(arith::CmpIPredicate::eq, index, idx(0));
+  for (KeyPhase &p : MutableArrayRef<KeyPhase>(split).drop_back())
+    p.hi = select(first, p.hi, p.lo);
+  KeyPhase &last = split.back();
+  Value tiles = ceilDiv(max(sub(last.hi, last.lo), idx(0)), blockN);
+  Value perSplit = arith::CeilDivSIOp::create(b, tiles, count);
+  Value keys = mul(perSplit, idx(blockN));
+  Value lo = min(last.hi, add(last.lo, mul(index, keys)));
+  Value hi = min(last.hi, add(lo, keys));
+  last.innerLo = clamp(last.innerLo, lo, hi);
+  last.innerHi = clamp(last.innerHi, lo, hi);
+  last.lo = lo;
+  last.hi = hi;
+  return split;
 }
 
 void TileBuilder::keyTiles(const Variant &v, const Dims &dims, Value m0,

@@ -124,6 +124,10 @@ public:
   void loop(mlir::Value ub, llvm::function_ref<void(mlir::Value)> body) {
     loop(idx(0), ub, idx(1), body);
   }
+  /// Folds `step(iv, carried)` over [0, ub) starting from `init`.
+  mlir::Value
+  reduce(mlir::Value ub, mlir::Value init,
+         llvm::function_ref<mlir::Value(mlir::Value, mlir::Value)> step);
 
   //===--------------------------------------------------------------------===//
   // Phases: a range of tiles split into masked and unmasked loops.
@@ -173,6 +177,15 @@ public:
   /// [0, min(T, lo)) (with sink tokens), then the causal/window range.
   llvm::SmallVector<KeyPhase, 2> keyPhases(const Variant &v, const Dims &dims,
                                            mlir::Value m0, mlir::Value rows);
+  /// Split `index` of `count` of a query block's key phases, for the
+  /// split-KV forward: the last phase's tiles go in `count` runs of equal
+  /// length (the last ones shorter or empty), each still on the phase's
+  /// tile grid, so that the splits' tiles are the phase's, each in one
+  /// split, masked exactly where it was; the phases before it (sink keys,
+  /// a tile or two) go whole to split 0.
+  llvm::SmallVector<KeyPhase, 2> splitKeyPhases(llvm::ArrayRef<KeyPhase> phases,
+                                                mlir::Value index,
+                                                mlir::Value count);
   /// Visits every key tile of `keyPhases` as tile(start, masked, keyHi).
   void keyTiles(const Variant &v, const Dims &dims, mlir::Value m0,
                 mlir::Value rows,

@@ -99,6 +99,32 @@ def test_head_dims_on_the_gpu(head_dim, sinks):
     check_against_float64(q, k, v, s, variant, TOL[torch.bfloat16])
 
 
+@pytest.mark.skipif("cuda" not in DEVICES, reason="needs fa's GPU path")
+@pytest.mark.parametrize("shape", [(1, 28, 4, 1, 3000, 128),
+                                   (2, 32, 8, 4, 2049, 64),
+                                   (1, 12, 4, 16, 1500, 80),
+                                   (1, 4, 2, 3, 2500, 256)],
+                         ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("variant", [dict(causal=True),
+                                     dict(causal=True, window=1024,
+                                          sink_tokens=4)],
+                         ids=["causal", "window+sink_tokens"])
+@pytest.mark.parametrize("sinks", [False, True])
+def test_decode_shapes_split_the_keys(shape, variant, sinks):
+    """Few query rows against many keys (decode, speculative decoding),
+    with too few query blocks to fill the GPU: the split-KV forward
+    (several blocks per query block, a kv head's group of query heads in
+    one block, partials merged by lse, a learnable sink joining once in the
+    merge), and the backward on its lse, against float64."""
+    b, hq, hkv, sq, sk, d = shape
+    torch.manual_seed(sq * sk)
+    make = lambda h, s: torch.randn(b, h, s, d, device="cuda",
+                                    dtype=torch.bfloat16, requires_grad=True)
+    q, k, v = make(hq, sq), make(hkv, sk), make(hkv, sk)
+    s = torch.randn(hq, device="cuda", requires_grad=True) if sinks else None
+    check_against_float64(q, k, v, s, variant, TOL[torch.bfloat16])
+
+
 def test_gradcheck_float64():
     torch.manual_seed(1)
     q = torch.randn(1, 2, 7, 8, dtype=torch.float64, requires_grad=True)

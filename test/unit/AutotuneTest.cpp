@@ -123,6 +123,16 @@ TEST(AutotuneCandidates, FollowTheKernelsLimits) {
   // The default is the program as compiled: on wgmma, the compiler's tiles.
   EXPECT_EQ(TileConfig().str(/*wgmma=*/true), "the compiler's tiles");
   EXPECT_EQ(TileConfig().str(), "block-n 64, warps 4, stages 1, shared 48 KiB");
+  // The split-KV kernels ride on a config (run() sets them for the shapes
+  // that split): a program of their own, whatever the tiles.
+  TileConfig decode;
+  decode.splitKv = 1;
+  EXPECT_NE(decode, TileConfig());
+  EXPECT_EQ(decode.str(/*wgmma=*/true),
+            "the compiler's tiles, split-KV decode kernels");
+  EXPECT_EQ(decode.str(),
+            "block-n 64, warps 4, stages 1, shared 48 KiB, split-KV decode "
+            "kernels");
   // f32 stays on mma.sync's knobs.
   EXPECT_TRUE(tuningCandidates(DType::F32, 64, Entry::Forward, kH100Shared,
                                /*wgmma=*/true)

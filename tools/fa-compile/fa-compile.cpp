@@ -67,6 +67,11 @@ static cl::opt<bool> dqAtomics(
              "reduce-adds instead of dQ's own kernel (D up to 128; not "
              "deterministic)"),
     cl::init(false));
+static cl::opt<bool> splitKv(
+    cl::cat(faCompileCategory), "split-kv",
+    cl::desc("forwards carry the split-KV kernels for decode shapes (few "
+             "query blocks, many keys); on by default"),
+    cl::init(true));
 static cl::opt<std::string> outputPath(cl::cat(faCompileCategory), "o",
                                        cl::desc("output file or directory"),
                                        cl::init("-"));
@@ -234,6 +239,7 @@ int main(int argc, char **argv) {
   options.allowTf32 = allowTf32;
   options.deterministic = deterministic;
   options.dqAtomics = dqAtomics;
+  options.splitKv = splitKv;
   auto file = MemoryBuffer::getFile(specPath);
   if (!file)
     return fail("cannot read '" + specPath + "': " +

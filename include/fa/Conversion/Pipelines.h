@@ -71,6 +71,11 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("backwards give the same bits from run to run "
                      "(overrides dq-atomics)"),
       llvm::cl::init(false)};
+  Option<bool> splitKv{
+      *this, "split-kv",
+      llvm::cl::desc("forwards carry the split-KV kernels for decode "
+                     "shapes"),
+      llvm::cl::init(false)};
   Option<std::string> tensorCoreGeneration{
       *this, "tensor-core-generation",
       llvm::cl::desc("MMA generation of the tensor-core kernels: auto (wgmma "

@@ -187,7 +187,11 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
            "accumulator by TMA reduce-adds instead of dQ's own kernel (as "
            "fast at D 128, slower at D 64; not deterministic)">,
     Option<"deterministic", "deterministic", "bool", "false",
-           "backward: the same bits from run to run (overrides dq-atomics)">
+           "backward: the same bits from run to run (overrides dq-atomics)">,
+    Option<"splitKv", "split-kv", "bool", "false",
+           "forwards: the split-KV kernels for decode shapes in front of the "
+           "others (`<entry>_split_kv_d<D>` and its merge), taken where "
+           "the query blocks leave SMs idle">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
     "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",

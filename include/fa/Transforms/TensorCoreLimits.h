@@ -173,6 +173,18 @@ static_assert(128 * wgmmaProducerRegisters(2) +
 /// wgmma's 0.49; D 128 is not measured yet and stays on wgmma).
 inline constexpr int64_t kShortWindow = 256;
 inline constexpr int64_t kShortWindowMmaSyncHeadDims[] = {64};
+/// The split-KV forward (decode): where a forward's query blocks leave
+/// the GPU's SMs idle, each block's keys go to up to kMaxKeySplits blocks,
+/// enough for kSplitBlocksPerSm blocks per SM, each with at least
+/// kMinSplitKeyTiles key tiles (fewer would spend more on the merge than
+/// they save).
+inline constexpr int64_t kMaxKeySplits = 64;
+inline constexpr int64_t kSplitBlocksPerSm = 3;
+inline constexpr int64_t kMinSplitKeyTiles = 4;
+/// Its blocks double-buffer their K/V tiles (a decode block is bound by its
+/// loads) in up to this much shared memory, which every GPU from sm_80 on
+/// gives a block that opts in.
+inline constexpr int64_t kSplitKvSharedBytes = 96 * 1024;
 /// (batch, head) pairs whose query tiles a forward grid interleaves, the
 /// longest causal tiles of the section first (queryBlock), by default:
 /// enough blocks per section to fill the GPU's last wave with short ones,

@@ -1,0 +1,85 @@
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core=split-kv --canonicalize --cse | FileCheck %s
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma split-kv" --canonicalize --cse | FileCheck %s --check-prefix=HOPPER
+
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core | FileCheck %s --check-prefix=OFF
+
+// With split-kv, decode-like shapes take the split-KV forward ahead of
+// every other kernel (the JIT compiles a program with it for the first
+// shape that splits; fa-compile's exports carry it).
+// The host asks the runtime for the SMs, counts the split kernel's blocks
+// (query positions times the group of 4 query heads a block packs, over
+// 64 rows, per kv head and batch) and, where they leave SMs idle, splits
+// each block's keys into enough blocks for 3 per SM, at least 4 key tiles
+// of 64 each, at most 64 splits.
+// CHECK-LABEL: func.func @gqa_forward(
+// CHECK: %[[SMS:[0-9]+]] = call @faMultiprocessorCount() : () -> i32
+// CHECK: %[[SMSIDX:[0-9]+]] = arith.index_cast %[[SMS]] : i32 to index
+// CHECK: %[[ROWS:[0-9]+]] = arith.muli %[[SQ:[a-z0-9_]+]], %c4 : index
+// CHECK: %[[TILES:[0-9]+]] = arith.ceildivsi %[[ROWS]], %c64 : index
+// CHECK: %[[PAIRS:[0-9]+]] = arith.muli %{{.*}}, %c8 : index
+// CHECK: %[[BLOCKS:[0-9]+]] = arith.muli %[[TILES]], %[[PAIRS]] : index
+// CHECK: %[[KEYTILES:[0-9]+]] = arith.ceildivsi %{{.*}}, %c64 : index
+// CHECK: %[[WANTED:[0-9]+]] = arith.muli %[[SMSIDX]], %c3 : index
+// CHECK: arith.ceildivsi %[[WANTED]], %[[BLOCKS]] : index
+// CHECK: arith.floordivsi %[[KEYTILES]], %c4 : index
+// CHECK: %[[CLAMPED:[0-9]+]] = arith.minsi %{{.*}}, %c64 : index
+// CHECK: %[[IDLE:[0-9]+]] = arith.cmpi slt, %[[BLOCKS]], %[[SMSIDX]] : index
+// CHECK: %[[SPLITS:[0-9]+]] = arith.select %[[IDLE]], %[[CLAMPED]], %c1 : index
+// CHECK: %[[SPLIT:[0-9]+]] = arith.cmpi sgt, %[[SPLITS]], %c1 : index
+// CHECK: %[[USE:[0-9]+]] = arith.andi %{{.*}}, %[[SPLIT]] : i1
+// CHECK: scf.if %[[USE]] {
+// The f32 partials: a head per (split, query head).
+// CHECK: %[[HEADS:[0-9]+]] = arith.muli %[[SPLITS]], %c32 : index
+// CHECK: %[[PO:[a-z0-9_]+]] = memref.alloc(%{{.*}}, %[[HEADS]], %{{.*}}) : memref<?x?x?x64xf32>
+// CHECK: %[[PL:[a-z0-9_]+]] = memref.alloc(%{{.*}}, %[[HEADS]], %{{.*}}) : memref<?x?x?xf32>
+// Two K/V stages of 64 keys; the learnable sinks are the merge's alone.
+// CHECK: gpu.launch {{.*}} module(@gqa_forward_split_kv_d64) function(@gqa_forward_split_kv_d64) workgroup(%{{.*}} : memref<128x64xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x64xbf16, #gpu.address_space<workgroup>>)
+// CHECK-NOT: memref.load %arg3
+// CHECK: vector.store %{{.*}}, %[[PO]]
+// CHECK: memref.store %{{.*}}, %[[PL]]
+// CHECK: gpu.terminator
+// The merge: a block per (row, head, batch), a weight per split in shared
+// memory, the sink logit joining once; the sum over the splits' o loads 8
+// at once.
+// CHECK: gpu.launch {{.*}} module(@gqa_forward_split_kv_d64_merge) function(@gqa_forward_split_kv_d64_merge) workgroup(%[[W:[a-z0-9_]+]] : memref<64xf32, #gpu.address_space<workgroup>>)
+// CHECK: memref.load %[[PL]]
+// CHECK: memref.store %{{.*}}, %[[W]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %arg3
+// CHECK: math.exp
+// CHECK: memref.store %{{.*}}, %[[W]]
+// CHECK-COUNT-8: memref.load %[[PO]]
+// CHECK-NOT: memref.load %[[PO]]
+// CHECK: memref.store %{{.*}}, %[[O:[a-z0-9_]+]][
+// CHECK-SAME: memref<?x32x?x64xbf16
+// CHECK: math.log
+// CHECK: memref.store %{{.*}}, %arg5
+// CHECK: gpu.terminator
+// CHECK: memref.dealloc %[[PO]]
+// CHECK: memref.dealloc %[[PL]]
+// CHECK: } else {
+// CHECK: function(@gqa_forward_mma_d64)
+
+// OFF-LABEL: func.func @gqa_forward(
+// OFF-NOT: faMultiprocessorCount
+// OFF-NOT: split_kv
+// OFF: function(@gqa_forward_mma_d64)
+
+// On Hopper too it is the first kernel, on mma.sync, before the wgmma one.
+// HOPPER-LABEL: func.func @gqa_forward(
+// HOPPER: call @faMultiprocessorCount()
+// HOPPER: function(@gqa_forward_split_kv_d64)
+// HOPPER: function(@gqa_forward_split_kv_d64_merge)
+// HOPPER: } else {
+// HOPPER: function(@gqa_forward_wgmma_d64)
+
+fa.kernel @gqa {
+  func.func @forward(%q: tensor<?x32x?x64xbf16>, %k: tensor<?x8x?x64xbf16>,
+                     %v: tensor<?x8x?x64xbf16>, %s: tensor<32xf32>)
+      -> (tensor<?x32x?x64xbf16>, tensor<?x32x?xf32>) {
+    %o, %lse = fa.attention %q, %k, %v sinks %s mask causal
+        : (tensor<?x32x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<32xf32>)
+        -> (tensor<?x32x?x64xbf16>, tensor<?x32x?xf32>)
+    return %o, %lse : tensor<?x32x?x64xbf16>, tensor<?x32x?xf32>
+  }
+}
