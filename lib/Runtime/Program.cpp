@@ -832,6 +832,7 @@ void Program::Impl::logScalarFallback(const std::string &kernelName,
 CompileOptions Program::Impl::optionsFor(const TileConfig &config) const {
   CompileOptions tuned = options;
   tuned.target = Target::GPU;
+  tuned.tuning = CompileOptions::Tuning::Off;
   if (config.splitKv)
     tuned.splitKv = true;
   TileConfig tiles = config;
@@ -849,7 +850,6 @@ CompileOptions Program::Impl::optionsFor(const TileConfig &config) const {
     tuned.gridSection = config.gridSection;
   if (config.dqAtomics)
     tuned.dqAtomics = true;
-  tuned.tuning = CompileOptions::Tuning::Off;
   return tuned;
 }
 
