@@ -20,10 +20,8 @@ static constexpr const char *kFormat =
     "section %lld dq-atomics %lld\n";
 
 std::string TileConfig::str(bool wgmma) const {
-  TileConfig tiles = *this;
-  tiles.splitKv = 0;
   std::string text =
-      blockN && !(wgmma && tiles == TileConfig())
+      blockN && !(wgmma && defaultTiles())
           ? llvm::formatv("block-n {0}, warps {1}, stages {2}, shared "
                           "{3} KiB",
                           blockN, warps, kvStages, sharedBytes / 1024)

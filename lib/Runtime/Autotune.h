@@ -59,6 +59,12 @@ struct TileConfig {
     return fields() == other.fields();
   }
   bool operator!=(const TileConfig &other) const { return !(*this == other); }
+  /// Whether the tiles are the compiler's own (whatever splitKv says).
+  bool defaultTiles() const {
+    TileConfig tiles = *this;
+    tiles.splitKv = 0;
+    return tiles == TileConfig();
+  }
   bool operator<(const TileConfig &other) const {
     return fields() < other.fields();
   }

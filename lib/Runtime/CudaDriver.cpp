@@ -522,8 +522,10 @@ int multiprocessorCount() { return faMultiprocessorCount(); }
 
 void releaseWorkspaceMemory() {
   Driver &d = driver();
-  if (d.loaded && d.context && workspacePool())
-    d.cuMemPoolTrimTo(workspacePool(), 0);
+  if (!d.loaded || !d.context)
+    return;
+  if (CUmemoryPool pool = workspacePool())
+    d.cuMemPoolTrimTo(pool, 0);
 }
 
 void synchronize(std::optional<std::uintptr_t> stream) {

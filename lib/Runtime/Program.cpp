@@ -713,12 +713,11 @@ bool Program::Impl::validate(KernelOp kernel, func::FuncOp fn,
   return true;
 }
 
-/// Whether a GPU forward of `args` takes the split-KV kernels: its query
-/// blocks (a kv head's group of query heads packed, 64 rows each) leave
-/// SMs idle and the keys a row sees fill at least two splits' tiles. The
-/// kernels' host code decides how many splits (GpuTensorCore.cpp,
-/// keySplits) from the same counts; this only decides whether a program
-/// with them is compiled, so that other shapes never wait on them.
+/// Whether a GPU forward of `args` takes the split-KV kernels
+/// (tensor_core::keySplits over blocks of a kv head's group of query heads,
+/// counted at the default 64 rows and 64-key tiles): this decides whether a
+/// program with them is compiled, so that other shapes never wait on them;
+/// their host code decides how many splits.
 static bool splitsKeys(Operation *compute, const std::vector<Tensor> &args) {
   if (!compute || args.size() < 3 || args[0].sizes.size() != 4 ||
       args[1].sizes.size() != 4)
@@ -737,7 +736,7 @@ static bool splitsKeys(Operation *compute, const std::vector<Tensor> &args) {
       sinks = tokens.getInt();
     keys = std::min(keys, sq + window.getInt() + sinks);
   }
-  return blocks < sms && keys / kKeys >= 2 * tensor_core::kMinSplitKeyTiles;
+  return tensor_core::keySplits(blocks, (keys + kKeys - 1) / kKeys, sms) > 1;
 }
 
 bool Program::run(const std::string &kernelName, Entry entry,
@@ -835,10 +834,8 @@ CompileOptions Program::Impl::optionsFor(const TileConfig &config) const {
   tuned.tuning = CompileOptions::Tuning::Off;
   if (config.splitKv)
     tuned.splitKv = true;
-  TileConfig tiles = config;
-  tiles.splitKv = 0;
   // The compiler's own tiles, with the split-KV kernels beside them.
-  if (tiles == TileConfig())
+  if (config.defaultTiles())
     return tuned;
   tuned.mmaBlockN = config.blockN;
   tuned.mmaWarps = config.warps;

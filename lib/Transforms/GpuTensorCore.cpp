@@ -250,24 +250,15 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   }
 
   /// The blocks the split-KV forward splits each query block's keys
-  /// into, computed at `b`: 1 (no split) where its query blocks fill the
-  /// GPU's SMs (the runtime's faMultiprocessorCount), else enough
-  /// for kSplitBlocksPerSm blocks per SM, with at least kMinSplitKeyTiles
-  /// key tiles each (of the pass's block-n keys, counted over the keys the
-  /// variant lets a row see).
+  /// into, computed at `b` as tensor_core::keySplits: 1 (no split) where
+  /// its query blocks fill the GPU's SMs (the runtime's faMultiprocessorCount),
+  /// else enough for kSplitBlocksPerSm blocks per SM, with at least
+  /// kMinSplitKeyTiles key tiles each (of the pass's block-n keys, counted over
+  /// the keys the variant lets a row see).
   Value keySplits(ImplicitLocOpBuilder &b, const Variant &variant,
                   const ForwardArgs &args) {
-    auto module =
-        b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
-    StringRef countName = "faMultiprocessorCount";
-    auto count = module.lookupSymbol<func::FuncOp>(countName);
-    if (!count) {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(module.getBody());
-      count = func::FuncOp::create(b, countName,
-                                   b.getFunctionType({}, {b.getI32Type()}));
-      count.setPrivate();
-    }
+    func::FuncOp count = tensor_core::runtimeFunction(
+        b, "faMultiprocessorCount", b.getFunctionType({}, {b.getI32Type()}));
     TileBuilder t(b, b.getF32Type(), blockN);
     TileBuilder::Dims dims = t.attentionDims(args.q, args.k);
     Value sms = arith::IndexCastOp::create(

@@ -46,10 +46,7 @@ public:
       *m = withUnitStride(*m);
     Dims dims = attentionDims(args.q, args.k);
     Value tiles = ceilDiv(dims.sq, 16 * warps);
-    SmallVector<int64_t, 3> tileRows = {kvStages * blockN, kvStages * blockN};
-    if (queryRows > 0)
-      tileRows.push_back(queryRows);
-    launch({tiles, dims.hq, dims.batch}, tileRows, kernelName,
+    launch({tiles, dims.hq, dims.batch}, forwardTileRows(), kernelName,
            [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
              emitBody(variant, args, dims, tiles, launch, shared);
            });
@@ -67,11 +64,8 @@ public:
     bool packed = queryRows == 0;
     Value tiles =
         ceilDiv(packed ? mul(dims.sq, dims.group) : dims.sq, 16 * warps);
-    SmallVector<int64_t, 3> tileRows = {kvStages * blockN, kvStages * blockN};
-    if (queryRows > 0)
-      tileRows.push_back(queryRows);
     launch({mul(tiles, split.count), packed ? dims.hkv : dims.hq, dims.batch},
-           tileRows, kernelName,
+           forwardTileRows(), kernelName,
            [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
              emitBody(variant, args, dims, tiles, launch, shared, &split);
            });
@@ -107,6 +101,14 @@ public:
   }
 
 private:
+  /// The forward's shared tiles' rows: K's and V's stages, and Q's where
+  /// its fragments do not stay in registers.
+  SmallVector<int64_t, 3> forwardTileRows() const {
+    SmallVector<int64_t, 3> rows = {kvStages * blockN, kvStages * blockN};
+    if (queryRows > 0)
+      rows.push_back(queryRows);
+    return rows;
+  }
   /// The forward's shared K and V tiles.
   Value keys, values;
   /// ldmatrix row addresses of this lane; `swizzle` is their row % 8.

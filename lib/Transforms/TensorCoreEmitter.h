@@ -22,6 +22,7 @@
 
 #include "fa/Transforms/TensorCoreLimits.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -57,6 +58,21 @@ struct KernelShape {
   /// (queryBlock).
   int64_t gridSection = kGridSectionPairs;
 };
+
+/// The runtime's function `name` (CudaDriver.cpp, fa_export_runtime.c) as
+/// the module around `b` declares it, declared there at first use.
+inline func::FuncOp runtimeFunction(OpBuilder &b, StringRef name,
+                                    FunctionType type) {
+  auto module =
+      b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  if (auto declared = module.lookupSymbol<func::FuncOp>(name))
+    return declared;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  auto declared = func::FuncOp::create(b, b.getUnknownLoc(), name, type);
+  declared.setPrivate();
+  return declared;
+}
 
 /// Operands of a forward entry: q, k, v[, sinks], o, lse.
 struct ForwardArgs {

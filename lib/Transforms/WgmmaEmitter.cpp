@@ -215,21 +215,10 @@ void WgmmaEmitter::launchWithTensorMaps(
     llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>,
                             const SharedLayout &)>
         body) {
-  // The runtime's faTensorMapEncode (CudaDriver.cpp, fa_export_runtime.c),
-  // declared once per module.
-  auto module =
-      b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
-  StringRef encodeName = "faTensorMapEncode";
-  auto encode = module.lookupSymbol<func::FuncOp>(encodeName);
-  if (!encode) {
-    SmallVector<Type> inputs(14, b.getI64Type());
-    inputs[0] = pointerType();
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(module.getBody());
-    encode = func::FuncOp::create(
-        b, encodeName, b.getFunctionType(inputs, {b.getI32Type()}));
-    encode.setPrivate();
-  }
+  SmallVector<Type> inputs(14, b.getI64Type());
+  inputs[0] = pointerType();
+  func::FuncOp encode = runtimeFunction(
+      b, "faTensorMapEncode", b.getFunctionType(inputs, {b.getI32Type()}));
 
   SmallVector<Value, 4> slots;
   Value ok;

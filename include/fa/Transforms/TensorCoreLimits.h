@@ -185,6 +185,18 @@ inline constexpr int64_t kMinSplitKeyTiles = 4;
 /// loads) in up to this much shared memory, which every GPU from sm_80 on
 /// gives a block that opts in.
 inline constexpr int64_t kSplitKvSharedBytes = 96 * 1024;
+/// The split count for `queryBlocks` blocks whose rows see `keyTiles` key
+/// tiles on `sms` SMs (1: no split). The split kernels' host code computes
+/// it in IR (GpuTensorCore.cpp, keySplits); the runtime asks it before
+/// compiling them.
+inline constexpr int64_t keySplits(int64_t queryBlocks, int64_t keyTiles,
+                                   int64_t sms) {
+  if (queryBlocks >= sms)
+    return 1;
+  int64_t wanted = (sms * kSplitBlocksPerSm + queryBlocks - 1) / queryBlocks;
+  return std::clamp<int64_t>(std::min(wanted, keyTiles / kMinSplitKeyTiles), 1,
+                             kMaxKeySplits);
+}
 /// (batch, head) pairs whose query tiles a forward grid interleaves, the
 /// longest causal tiles of the section first (queryBlock), by default:
 /// enough blocks per section to fill the GPU's last wave with short ones,
