@@ -148,8 +148,9 @@ sass_report() {
 # spec, forward and backward, at odd shapes: the default kernels (wgmma
 # forwards on Hopper), mma.sync's forwards, and the other configs the tuner
 # may pick (wgmma consumer groups and grid order; mma.sync's block-n, warps
-# and stages). Any report, or a wrong answer, fails the stage. The kernel
-# cache is shared, so each kernel compiles once, under the first tool.
+# and stages), and the split-KV forward at decode shapes. Any report, or a
+# wrong answer, fails the stage. The kernel cache is shared, so each kernel
+# compiles once, under the first tool.
 if stage sanitize; then
   export FA_CACHE_DIR=/tmp/fa-sanitize-cache
   rm -rf "$FA_CACHE_DIR"
@@ -174,6 +175,11 @@ if stage sanitize; then
     for d in 80 96 192 256; do
       echo "kernels_spec/causal.mlir|1,4,2,197,197,$d|--dtype bf16"
     done
+    # Decode shapes: the split-KV forward and its merge (a GQA group packed
+    # in a block; learnable sinks joining in the merge; sink tokens).
+    echo "kernels_spec/causal.mlir|1,28,4,1,3000,128;1,12,4,30,2000,64|--dtype bf16"
+    echo "kernels_spec/gpt_oss.mlir|1,64,8,2,2000,64|--dtype bf16"
+    echo "kernels_spec/streaming.mlir|1,8,8,3,2100,128|--dtype bf16"
   }
   : > "$OUT_DIR/sanitize.log"
   for tool in ${FA_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do

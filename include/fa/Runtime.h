@@ -42,6 +42,11 @@ struct Tensor {
 
 enum class Entry { Forward, Backward };
 
+/// Why Program::run failed: its arguments (the caller's to mend), or what
+/// came after they were checked: the device and its driver (a refused
+/// launch, memory that could not be had), or compiling for it.
+enum class RunFailure { Arguments, Device };
+
 /// What a named kernel of a spec computes, read from the spec.
 struct KernelInfo {
   std::string name;
@@ -261,9 +266,13 @@ public:
   /// returns without waiting, like any CUDA library call, so errors the
   /// kernels hit while running surface at the caller's next synchronization;
   /// without it fa launches on a stream of its own and waits for it.
+  ///
+  /// `failure`, when given, says on failure which kind it was, for
+  /// bindings that raise the two as different errors.
   bool run(const std::string &kernel, Entry entry,
            const std::vector<Tensor> &args, std::string &error,
-           std::optional<std::uintptr_t> stream = std::nullopt);
+           std::optional<std::uintptr_t> stream = std::nullopt,
+           RunFailure *failure = nullptr);
 
   /// What run() with arguments of these shapes, dtypes and strides would
   /// do before launching: check them, choose the config of their shape

@@ -58,6 +58,8 @@ static struct {
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
   CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+  /* Optional (CUDA 12.3 drivers on): names a kernel in a launch error. */
+  CUresult (*cuFuncGetName)(const char **, CUfunction);
   /* Optional (CUDA 12 drivers on): only the Hopper kernels need it. */
   CUresult (*cuTensorMapEncodeTiled)(void *, int, unsigned, void *,
                                      const uint64_t *, const uint64_t *,
@@ -131,6 +133,7 @@ static int openDriver(void) {
   FA_RESOLVE(handle, cuMemFree, "cuMemFree_v2");
   FA_RESOLVE(handle, cuMemcpyHtoD, "cuMemcpyHtoD_v2");
   FA_RESOLVE(handle, cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+  *(void **)(&driver.cuFuncGetName) = dlsym(handle, "cuFuncGetName");
   *(void **)(&driver.cuTensorMapEncodeTiled) =
       dlsym(handle, "cuTensorMapEncodeTiled");
   if (!check(driver.cuInit(0), "cuInit", "") ||
@@ -227,12 +230,18 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                  FA_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),
              "cuFuncSetAttribute", "dynamic shared memory"))
     return;
-  check(driver.cuLaunchKernel((CUfunction)function, (unsigned)gridX,
-                              (unsigned)gridY, (unsigned)gridZ,
-                              (unsigned)blockX, (unsigned)blockY,
-                              (unsigned)blockZ, (unsigned)smem,
-                              (CUstream)stream, params, extra),
-        "cuLaunchKernel", "");
+  CUresult launched = driver.cuLaunchKernel(
+      (CUfunction)function, (unsigned)gridX, (unsigned)gridY, (unsigned)gridZ,
+      (unsigned)blockX, (unsigned)blockY, (unsigned)blockZ, (unsigned)smem,
+      (CUstream)stream, params, extra);
+  if (launched != FA_CU_SUCCESS) {
+    const char *name = NULL;
+    char context[512];
+    if (driver.cuFuncGetName)
+      driver.cuFuncGetName(&name, (CUfunction)function);
+    snprintf(context, sizeof context, "kernel %s", name ? name : "(unnamed)");
+    check(launched, "cuLaunchKernel", context);
+  }
 }
 
 /* The device's SMs, which the split-KV forward's host code sizes its grid

@@ -161,16 +161,25 @@ std::mutex &kernelNamesMutex() {
   static std::mutex m;
   return m;
 }
-/// Fault injection for tests: FA_INJECT_WORKSPACE_FAILURES=N makes the
-/// process's first N workspace allocations fail as out of memory, so that
-/// a test sees what a real one does without filling the GPU (torch's own
-/// allocations, larger, would fail first).
-bool injectedWorkspaceFailure() {
-  static std::atomic<long> left = [] {
-    const char *count = std::getenv("FA_INJECT_WORKSPACE_FAILURES");
-    return count ? std::strtol(count, nullptr, 10) : 0L;
-  }();
-  return left.fetch_sub(1) > 0;
+/// Fault injection for tests. Each injected fault is counted by an
+/// environment variable: the process's first N chances to fail do.
+/// - FA_INJECT_WORKSPACE_FAILURES: workspace allocations fail as out of
+///   memory, so that a test sees what a real one does without filling the
+///   GPU (torch's own allocations, larger, would fail first).
+/// - FA_INJECT_LAUNCH_FAILURES: kernels launch with a block of 2048
+///   threads, past every device's 1024, so that the driver itself refuses
+///   them (a real CUDA_ERROR_INVALID_VALUE, which leaves the context
+///   usable).
+enum class InjectedFault { Workspace, Launch };
+
+bool injectedFailure(InjectedFault fault) {
+  auto count = [](const char *variable) {
+    const char *value = std::getenv(variable);
+    return value ? std::atol(value) : 0L;
+  };
+  static std::atomic<long> left[] = {{count("FA_INJECT_WORKSPACE_FAILURES")},
+                                     {count("FA_INJECT_LAUNCH_FAILURES")}};
+  return left[static_cast<int>(fault)].fetch_sub(1) > 0;
 }
 
 /// The first failure on this thread since it last took one: runtime calls
@@ -360,6 +369,8 @@ extern "C" void faMgpuLaunchKernel(void *function, intptr_t gridX,
       checkKernel(d.cuEventRecord(events.first, cuStream), "cuEventRecord", f,
                   "timing kernel ");
   }
+  if (injectedFailure(InjectedFault::Launch))
+    blockX = 2048;
   checkKernel(d.cuLaunchKernel(f, gridX, gridY, gridZ, blockX, blockY, blockZ,
                                smem, cuStream, params, extra),
               "cuLaunchKernel", f);
@@ -469,7 +480,7 @@ extern "C" void *faMgpuMemAlloc(uint64_t bytes, void *stream, bool) {
   if (bytes == 0)
     return nullptr;
   CUresult result =
-      injectedWorkspaceFailure()
+      injectedFailure(InjectedFault::Workspace)
           ? CUDA_ERROR_OUT_OF_MEMORY
           : allocateWorkspace(pointer, bytes, static_cast<CUstream>(stream));
   if (!check(result, "cuMemAllocFromPoolAsync",

@@ -741,7 +741,9 @@ static bool splitsKeys(Operation *compute, const std::vector<Tensor> &args) {
 
 bool Program::run(const std::string &kernelName, Entry entry,
                   const std::vector<Tensor> &args, std::string &error,
-                  std::optional<std::uintptr_t> stream) {
+                  std::optional<std::uintptr_t> stream, RunFailure *failure) {
+  if (failure)
+    *failure = RunFailure::Arguments;
   std::lock_guard<std::mutex> lock(impl->mutex);
   KernelOp kernel = impl->spec->lookupSymbol<KernelOp>(kernelName);
   if (!kernel) {
@@ -761,6 +763,10 @@ bool Program::run(const std::string &kernelName, Entry entry,
   }
   if (!impl->validate(kernel, fn, name, args, error))
     return false;
+  // Past here the arguments are good: what fails is a compile, the
+  // tuner's timing, or a launch.
+  if (failure)
+    *failure = RunFailure::Device;
   if (impl->target == Target::GPU)
     impl->logScalarFallback(kernelName, entry, name, fn, args);
   std::optional<TileConfig> config =

@@ -226,7 +226,7 @@ def _run(program, name, entry, tensors):
     try:
         program.run(name, entry, [_descriptor(t) for t in tensors],
                     stream=stream)
-    except ValueError as e:
+    except RuntimeError as e:
         # A device allocation failed (fa's workspace; the message names its
         # bytes): raise what callers catch for that, as torch's own
         # allocations do.

@@ -2,7 +2,9 @@
 //
 // The `fa._fa` extension: compile a spec, run its entries on raw tensor
 // descriptors. Argument checking and tensor handling live in Python
-// (python/fa); this layer only converts and reports errors as ValueError.
+// (python/fa); this layer only converts, and reports errors as ValueError
+// (bad arguments, specs) or RuntimeError (a run that failed on the device
+// or in a compile after its arguments were checked).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <stdexcept>
 #include <tuple>
 
 namespace py = pybind11;
@@ -152,13 +155,16 @@ void run(fa::Program &program, const std::string &kernel,
   fa::Entry which = entryFromName(entry);
   std::vector<fa::Tensor> args = toTensors(tensors);
   std::string error;
+  fa::RunFailure failure;
   bool ok;
   {
     py::gil_scoped_release release;
-    ok = program.run(kernel, which, args, error, stream);
+    ok = program.run(kernel, which, args, error, stream, &failure);
   }
-  if (!ok)
+  if (!ok && failure == fa::RunFailure::Arguments)
     throw py::value_error(error);
+  if (!ok)
+    throw std::runtime_error(error);
 }
 
 py::dict describe(const fa::KernelInfo &info) {

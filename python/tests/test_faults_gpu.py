@@ -1,7 +1,7 @@
 """Faults that only a GPU can raise (issue 15's table): Ctrl-C in the
-middle of autotuning, a device workspace that cannot be allocated, the
-workspace pool's memory, and 500 programs destroyed. Skipped where torch
-or a GPU is absent (CI); run by
+middle of autotuning, a device workspace that cannot be allocated, a
+launch the driver refuses, the workspace pool's memory, and 500 programs
+destroyed. Skipped where torch or a GPU is absent (CI); run by
 scripts/gpu-run.sh's pytest stage."""
 
 import os
@@ -102,6 +102,44 @@ def test_workspace_allocation_failure_is_an_error_then_calls_work():
     lines = out.stdout.splitlines()
     assert lines[0].startswith("attempt 0 error:"), out.stdout
     assert "bytes of workspace" in lines[0] and "out of memory" in lines[0]
+    assert lines[1] == "attempt 1 ok", out.stdout
+    assert float(lines[2].split()[1]) < 1e-2, out.stdout
+
+
+_LAUNCH_SCRIPT = """
+import torch, fa
+torch.manual_seed(0)
+q, k, v = (torch.randn(1, 8, 1000, 64, device="cuda", dtype=torch.bfloat16)
+           for _ in range(3))
+for attempt in range(2):
+    try:
+        o = fa.attention(q, k, v, causal=True)
+        torch.cuda.synchronize()
+        print("attempt", attempt, "ok")
+    except RuntimeError as e:
+        print("attempt", attempt, "error:", str(e).replace("\\n", " "))
+ref = torch.nn.functional.scaled_dot_product_attention(
+    q.double(), k.double(), v.double(), is_causal=True)
+print("error", ((o.double() - ref).norm() / ref.norm()).item())
+"""
+
+
+@pytest.mark.skipif(not GPU, reason="needs a GPU")
+def test_refused_launch_names_the_kernel_then_calls_work():
+    # The driver refuses the first launch (injected: a block of 2048
+    # threads). The call raises an error that names the kernel and the
+    # driver's reason; the context stays usable and the next call is right.
+    env = dict(os.environ, FA_INJECT_LAUNCH_FAILURES="1", FA_AUTOTUNE="0")
+    out = subprocess.run([sys.executable, "-c", _LAUNCH_SCRIPT], env=env,
+                         capture_output=True, text=True, timeout=600)
+    print(out.stdout)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("attempt 0 error:"), out.stdout
+    assert "cuLaunchKernel failed for kernel " in lines[0], out.stdout
+    kernel = lines[0].split("for kernel ")[1].split(":")[0]
+    assert kernel, out.stdout
+    assert "invalid argument" in lines[0], out.stdout
     assert lines[1] == "attempt 1 ok", out.stdout
     assert float(lines[2].split()[1]) < 1e-2, out.stdout
 

@@ -125,6 +125,41 @@ def test_decode_shapes_split_the_keys(shape, variant, sinks):
     check_against_float64(q, k, v, s, variant, TOL[torch.bfloat16])
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_nan_in_v_reaches_the_rows_that_see_it_and_no_far_tile(device):
+    """As test_numpy's test of that name, on each device's kernels (the
+    wgmma or mma.sync forward on the GPU): rows that see key 650 are NaN;
+    rows below 512 share no query tile (at most 256 rows) with them."""
+    torch.manual_seed(4)
+    q, k, v = (torch.randn(1, 2, 700, 64, device=device,
+                           dtype=torch.bfloat16) for _ in range(3))
+    ref = reference(q, k, v, causal=True)
+    v[0, 1, 650, 3] = float("nan")
+    o = fa.attention(q, k, v, causal=True)
+    assert torch.isnan(o[0, 1, 650:, 3]).all()
+    assert rel(o[0, 1, :512], ref[0, 1, :512]) < TOL[torch.bfloat16]
+    assert rel(o[0, 0], ref[0, 0]) < TOL[torch.bfloat16]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", [(1, 4, 2, 300, 300, 64),
+                                   (1, 8, 2, 1, 3000, 128),
+                                   (2, 8, 8, 3, 2100, 64)])
+def test_keys_past_the_sequence_are_never_read(device, shape):
+    """k and v are views of longer buffers (a cache's unwritten slots) whose
+    rows past the sequence are NaN: no row reads them, not through the
+    last partial tile, and not in the split-KV forward of decode shapes."""
+    b, hq, hkv, sq, sk, d = shape
+    torch.manual_seed(sk)
+    q = torch.randn(b, hq, sq, d, device=device, dtype=torch.bfloat16)
+    k, v = (torch.randn(b, hkv, sk + 77, d, device=device,
+                        dtype=torch.bfloat16) for _ in range(2))
+    k[:, :, sk:] = v[:, :, sk:] = float("nan")
+    k, v = k[:, :, :sk], v[:, :, :sk]
+    o = fa.attention(q, k, v, causal=True)
+    assert rel(o, reference(q, k, v, causal=True)) < TOL[torch.bfloat16]
+
+
 def test_gradcheck_float64():
     torch.manual_seed(1)
     q = torch.randn(1, 2, 7, 8, dtype=torch.float64, requires_grad=True)
