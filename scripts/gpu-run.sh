@@ -45,6 +45,8 @@
 #                   default list)
 #   bench           bench/bench_gpu.py with FA_BENCH_ARGS: bench.csv (not in
 #                   the default list; the stages above cover its grid)
+#   decode          bench/bench_decode.py with FA_DECODE_ARGS: decode.csv
+#                   (not in the default list)
 # Each benchmark stage stops starting rows after FA_BENCH_TIME_LIMIT seconds
 # (default 450) and is killed at FA_BENCH_TIMEOUT (default 520).
 set -uo pipefail
@@ -148,9 +150,9 @@ sass_report() {
 # spec, forward and backward, at odd shapes: the default kernels (wgmma
 # forwards on Hopper), mma.sync's forwards, and the other configs the tuner
 # may pick (wgmma consumer groups and grid order; mma.sync's block-n, warps
-# and stages), and the split-KV forward at decode shapes. Any report, or a
-# wrong answer, fails the stage. The kernel cache is shared, so each kernel
-# compiles once, under the first tool.
+# and stages), and the split-KV forward at decode shapes (key_lengths too).
+# Any report, or a wrong answer, fails the stage. The kernel cache is
+# shared, so each kernel compiles once, under the first tool.
 if stage sanitize; then
   export FA_CACHE_DIR=/tmp/fa-sanitize-cache
   rm -rf "$FA_CACHE_DIR"
@@ -180,6 +182,7 @@ if stage sanitize; then
     echo "kernels_spec/causal.mlir|1,28,4,1,3000,128;1,12,4,30,2000,64|--dtype bf16"
     echo "kernels_spec/gpt_oss.mlir|1,64,8,2,2000,64|--dtype bf16"
     echo "kernels_spec/streaming.mlir|1,8,8,3,2100,128|--dtype bf16"
+    echo "kernels_spec/gpt_oss_decode.mlir|3,64,8,1,3000,64;40,64,8,2,300,64|--dtype bf16"
   }
   : > "$OUT_DIR/sanitize.log"
   for tool in ${FA_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
@@ -450,6 +453,7 @@ bench_stage hf bench_hf.py --out "$OUT_DIR/hf.csv" ${FA_HF_ARGS:-}
 bench_stage compile bench_compile.py --csv "$OUT_DIR/compile.csv" ${FA_COMPILE_ARGS:-}
 bench_stage tuning-table make_tuning_table.py --out "$OUT_DIR/TunedConfigs.inc"
 bench_stage bench bench_gpu.py --csv "$OUT_DIR/bench.csv" ${FA_BENCH_ARGS:-}
+bench_stage decode bench_decode.py --csv "$OUT_DIR/decode.csv" ${FA_DECODE_ARGS:-}
 if stage conformance; then
   timeout "${FA_CONFORMANCE_TIMEOUT:-420}" python3 test/conformance/run.py "$FA/bin/fa-run" kernels_spec /tmp/fa-conf \
     --target gpu > "$OUT_DIR/conformance.log" 2>&1 || status=1

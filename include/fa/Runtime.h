@@ -17,9 +17,11 @@
 
 namespace fa {
 
-enum class DType { F16, BF16, F32, F64 };
+/// Element types of tensors: the floating types fa computes in, and I32
+/// for index operands (key_lengths).
+enum class DType { F16, BF16, F32, F64, I32 };
 
-/// "f16", "bf16", "f32", "f64".
+/// "f16", "bf16", "f32", "f64", "i32".
 const char *dtypeName(DType dtype);
 std::optional<DType> parseDType(const std::string &name);
 std::size_t dtypeSize(DType dtype);
@@ -56,6 +58,8 @@ struct KernelInfo {
   std::optional<int64_t> window;
   int64_t sinkTokens = 0;
   bool learnableSinks = false;
+  /// fa.attention takes key_lengths (one key count per batch entry).
+  bool keyLengths = false;
   std::optional<double> scale;
   /// Forward argument names in call order and their sizes (-1: dynamic).
   std::vector<std::string> argNames;

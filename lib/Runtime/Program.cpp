@@ -52,12 +52,14 @@ const char *dtypeName(DType dtype) {
     return "f32";
   case DType::F64:
     return "f64";
+  case DType::I32:
+    return "i32";
   }
   return "?";
 }
 
 std::optional<DType> parseDType(const std::string &name) {
-  for (DType d : {DType::F16, DType::BF16, DType::F32, DType::F64})
+  for (DType d : {DType::F16, DType::BF16, DType::F32, DType::F64, DType::I32})
     if (name == dtypeName(d))
       return d;
   return std::nullopt;
@@ -69,6 +71,7 @@ std::size_t dtypeSize(DType dtype) {
   case DType::BF16:
     return 2;
   case DType::F32:
+  case DType::I32:
     return 4;
   case DType::F64:
     return 8;
@@ -93,11 +96,13 @@ Tensor Tensor::contiguous(void *data, DType dtype,
 }
 
 static Type toMlirType(MLIRContext *ctx, DType dtype) {
+  if (dtype == DType::I32)
+    return IntegerType::get(ctx, 32);
   return parseElementTypeName(ctx, dtypeName(dtype));
 }
 
 static std::optional<DType> fromMlirType(Type type) {
-  for (DType d : {DType::F16, DType::BF16, DType::F32, DType::F64})
+  for (DType d : {DType::F16, DType::BF16, DType::F32, DType::F64, DType::I32})
     if (toMlirType(type.getContext(), d) == type)
       return d;
   return std::nullopt;
@@ -236,6 +241,8 @@ static std::vector<ArgumentInfo> arguments(Operation *compute) {
     args = {{"q", queries}, {"k", keys}, {"v", keys}};
     if (op.getSinks())
       args.push_back({"sinks", heads});
+    if (op.getKeyLengths())
+      args.push_back({"key_lengths", "B"});
     args.insert(args.end(), {{"o", queries}, {"lse", rows}});
   } else if (auto op = dyn_cast<AttentionGradOp>(compute)) {
     args = {{"q", queries}, {"k", keys},  {"v", keys},
@@ -277,6 +284,7 @@ static KernelInfo describe(KernelOp kernel) {
     info.window = op.getWindow();
     info.sinkTokens = op.getSinkTokens();
     info.learnableSinks = static_cast<bool>(op.getSinks());
+    info.keyLengths = static_cast<bool>(op.getKeyLengths());
     if (auto scale = op.getScale())
       info.scale = scale->convertToDouble();
   } else {
@@ -320,7 +328,12 @@ static OwningOpRef<ModuleOp> loadSpec(MLIRContext *ctx,
   Type specElement =
       cast<ShapedType>(first.getForward().getArgumentTypes()[0])
           .getElementType();
-  resolved = dtype ? *dtype : *fromMlirType(specElement);
+  std::optional<DType> specDType = fromMlirType(specElement);
+  if ((dtype && *dtype == DType::I32) ||
+      (!dtype && (!specDType || *specDType == DType::I32)))
+    return fail(bufferName + ": error: the element type must be f16, bf16, "
+                             "f32 or f64");
+  resolved = dtype ? *dtype : *specDType;
   if (dtype) {
     PassManager pm(ctx);
     FASpecializeElementTypeOptions specialize;
@@ -714,11 +727,12 @@ bool Program::Impl::validate(KernelOp kernel, func::FuncOp fn,
 }
 
 /// Whether a GPU forward of `args` takes the split-KV kernels
-/// (tensor_core::keySplits over blocks of a kv head's group of query heads,
-/// counted at the default 64 rows and 64-key tiles): this decides whether a
-/// program with them is compiled, so that other shapes never wait on them;
-/// their host code decides how many splits.
-static bool splitsKeys(Operation *compute, const std::vector<Tensor> &args) {
+/// (tensor_core::takesSplitKv, with keySplits over blocks of a kv head's
+/// group of query heads, counted at the default 64 rows and 64-key tiles):
+/// this decides whether a program with them is compiled, so that other
+/// shapes never wait on them; their host code decides how many splits.
+static bool takesSplitKvKernels(Operation *compute,
+                                const std::vector<Tensor> &args) {
   if (!compute || args.size() < 3 || args[0].sizes.size() != 4 ||
       args[1].sizes.size() != 4)
     return false;
@@ -736,7 +750,9 @@ static bool splitsKeys(Operation *compute, const std::vector<Tensor> &args) {
       sinks = tokens.getInt();
     keys = std::min(keys, sq + window.getInt() + sinks);
   }
-  return tensor_core::keySplits(blocks, (keys + kKeys - 1) / kKeys, sms) > 1;
+  return tensor_core::takesSplitKv(
+      tensor_core::keySplits(blocks, (keys + kKeys - 1) / kKeys, sms), sq,
+      hq / hkv, args[0].sizes[3]);
 }
 
 bool Program::run(const std::string &kernelName, Entry entry,
@@ -774,7 +790,8 @@ bool Program::run(const std::string &kernelName, Entry entry,
   if (!config)
     return false;
   if (impl->target == Target::GPU && entry == Entry::Forward &&
-      !impl->options.splitKv && splitsKeys(KernelOp::getComputeOp(fn), args))
+      !impl->options.splitKv &&
+      takesSplitKvKernels(KernelOp::getComputeOp(fn), args))
     config->splitKv = 1;
   Impl *configured = impl->withConfig(*config, error);
   return configured && configured->invoke(kernelName, name, args, error, stream);

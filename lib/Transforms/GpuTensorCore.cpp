@@ -282,19 +282,32 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                     t.idx(1));
   }
 
-  /// Decode-like shapes (query blocks fewer than the SMs, many keys each)
-  /// take the split-KV forward on mma.sync, ahead of every other kernel:
-  /// `if (layoutOk and splits > 1 and D == d) <split-KV d> ... else <the
+  /// Decode-like shapes (query blocks fewer than the SMs, many keys each;
+  /// or a GQA group's few positions, which a block packs) take the
+  /// split-KV forward on mma.sync, ahead of every other kernel: `if
+  /// (layoutOk and takesSplitKv and D == d) <split-KV d> ... else <the
   /// ops>`. Returns the block that holds the ops then, or null.
   Block *splitKvDispatch(Operation *first, Operation *last, Value layoutOk,
                          Value d, Type element, const Variant &variant,
                          const ForwardArgs &args, StringRef prefix) {
     ImplicitLocOpBuilder b(first->getLoc(), first);
     Value splits = keySplits(b, variant, args);
+    // tensor_core::takesSplitKv (a block's 16 * forwardWarps rows are at
+    // least kPackedGroupRows).
+    TileBuilder t(b, b.getF32Type(), blockN);
+    TileBuilder::Dims dims = t.attentionDims(args.q, args.k);
+    Value packs = arith::AndIOp::create(
+        b,
+        arith::AndIOp::create(
+            b, t.cmp(arith::CmpIPredicate::sgt, dims.group, t.idx(1)),
+            t.cmp(arith::CmpIPredicate::sle, t.mul(dims.sq, dims.group),
+                  t.idx(tensor_core::kPackedGroupRows))),
+        t.cmp(arith::CmpIPredicate::sle, d,
+              t.idx(tensor_core::kMmaSyncQueryRegisterHeadDim)));
     Value split = arith::AndIOp::create(
         b, layoutOk,
-        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, splits,
-                              arith::ConstantIndexOp::create(b, 1)));
+        arith::OrIOp::create(
+            b, t.cmp(arith::CmpIPredicate::sgt, splits, t.idx(1)), packs));
     return dispatch(
         first, last, split, d, element, (prefix + "_split_kv").str(),
         tensor_core::kHeadDims,
@@ -330,9 +343,14 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                          Type element) {
     Block &body = fn.front();
     ValueRange a = body.getArguments();
-    bool sinks = a.size() == 6;
-    ForwardArgs args{a[0], a[1], a[2], sinks ? a[3] : Value(),
-                     a[sinks ? 4 : 3], a[sinks ? 5 : 4]};
+    // q, k, v, [sinks], [key_lengths], o, lse: the optional ones told apart
+    // by element type (float logits, i32 counts).
+    ForwardArgs args{a[0],    a[1], a[2], Value(), Value(), a[a.size() - 2],
+                     a.back()};
+    for (Value optional : a.drop_front(3).drop_back(2))
+      (isa<FloatType>(cast<MemRefType>(optional.getType()).getElementType())
+           ? args.sinks
+           : args.keyLengths) = optional;
     Operation *first = &body.front();
     Value layoutOk = layoutCheck(first, element, {args.q, args.k, args.v,
                                                   args.o});
@@ -345,7 +363,11 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
         first = &rest->front();
         last = rest->getTerminator();
       }
-    if (useWgmma(element)) {
+    // The wgmma forward's TMA reads a batch entry's last key tile whole,
+    // past its key_lengths into whatever the cache holds there (NaN in an
+    // unwritten slot reaches o through P = 0): those entries take mma.sync,
+    // whose copies stop at the entry's last key.
+    if (useWgmma(element) && !args.keyLengths) {
       // Under a short window mma.sync's 64-row blocks, several to an SM,
       // beat wgmma's blocks of 128 rows where both run (bench/NOTES.md):
       // those head dims go on to the mma.sync chain below.

@@ -340,7 +340,7 @@ private:
   /// The forward block's body; with `split`, split (block % count) of the
   /// keys of query block (block / count), written to the partials.
   void emitBody(const Variant &variant, const ForwardArgs &args,
-                const Dims &dims, Value tiles, gpu::LaunchOp launch,
+                const Dims &allDims, Value tiles, gpu::LaunchOp launch,
                 ArrayRef<Value> shared, const SplitKv *split = nullptr) {
     keys = shared[0];
     values = shared[1];
@@ -351,8 +351,10 @@ private:
     }
     QueryBlock block =
         split && queryRows == 0
-            ? packedGroupRows(dims, tiles, linear, 16 * warps)
-            : queryBlock(variant, dims, tiles, linear, 16 * warps);
+            ? packedGroupRows(allDims, tiles, linear, 16 * warps)
+            : queryBlock(variant, allDims, tiles, linear, 16 * warps);
+    // From here on Sk is the block's batch entry's (key_lengths).
+    Dims dims = batchDims(allDims, args.keyLengths, batchIdx);
     Value head = block.head, m0 = block.m0, rows = block.rows;
     std::array<Value, 2> rowOf = block.rowOf;
     SmallVector<Value, 2> headOf = {head};

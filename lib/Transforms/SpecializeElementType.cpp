@@ -34,6 +34,9 @@ struct SpecializeElementType
     Type accumulator = getAccumulatorType(element);
     auto retype = [&](Value value) {
       auto type = cast<RankedTensorType>(value.getType());
+      // Integer operands (key_lengths) keep their type.
+      if (!isa<FloatType>(type.getElementType()))
+        return;
       value.setType(type.clone(isAccumulatorTyped(value) ? accumulator
                                                          : element));
     };

@@ -76,7 +76,7 @@ inline func::FuncOp runtimeFunction(OpBuilder &b, StringRef name,
 
 /// Operands of a forward entry: q, k, v[, sinks], o, lse.
 struct ForwardArgs {
-  Value q, k, v, sinks, o, lse;
+  Value q, k, v, sinks, keyLengths, o, lse;
 };
 
 /// The split-KV forward (decode): `count` blocks share each query block's

@@ -215,40 +215,47 @@ public:
   }
 
   void emitAttentionForward(const Variant &v, Value q, Value k, Value val,
-                            Value sinks, Value o, Value lse) {
-    Dims dims = attentionDims(q, k);
-    Value scale = fmul(scoreScale(v, dims.d), flt(kLog2E));
-    parallel({ceilDiv(dims.sq, blockM), dims.hq, dims.batch},
-             [&](ValueRange iv) {
-      Value bi = iv[2], h = iv[1];
-      Value g = arith::DivSIOp::create(b, h, dims.group);
-      Scratch sc = forwardScratch(dims.d);
-      OnlineSoftmax os;
-      os.width = dims.d;
-      os.score = [&](Value i, Value j) {
-        Value s = dot(
-            dims.d, [&](Value d) { return load(q, {bi, h, i, d}); },
-            [&](Value d) { return load(k, {bi, g, j, d}); });
-        return fmul(s, scale);
-      };
-      os.value = [&](Value j, Value c) { return load(val, {bi, g, j, c}); };
-      os.init = [&]() -> std::pair<Value, Value> {
-        if (!sinks)
-          return {negInf(), flt(0.0)};
-        return {fmul(load(sinks, {h}), flt(kLog2E)), flt(1.0)};
-      };
-      os.storeOut = [&](Value i, Value c, Value x) {
-        store(x, o, {bi, h, i, c});
-      };
-      os.storeLse = [&](Value i, Value x) { store(x, lse, {bi, h, i}); };
-      os.keyTiles = [&](Value m0, Value rows,
-                        llvm::function_ref<void(Value, bool, Value)> t) {
-        keyTiles(v, dims, m0, rows, t);
-      };
-      os.allowed = [&](Value i, Value j) { return allowed(v, dims, i, j); };
-      auto [m0, rows] = queryTile(iv[0], dims.sq);
-      onlineSoftmaxTile(os, sc, m0, rows);
-    });
+                            Value sinks, Value keyLengths, Value o, Value lse) {
+    Dims allDims = attentionDims(q, k);
+    Value scale = fmul(scoreScale(v, allDims.d), flt(kLog2E));
+    parallel(
+        {ceilDiv(allDims.sq, blockM), allDims.hq, allDims.batch},
+        [&](ValueRange iv) {
+          Value bi = iv[2], h = iv[1];
+          Dims dims = batchDims(allDims, keyLengths, bi);
+          Value g = arith::DivSIOp::create(b, h, dims.group);
+          Scratch sc = forwardScratch(dims.d);
+          OnlineSoftmax os;
+          os.width = dims.d;
+          os.score = [&](Value i, Value j) {
+            Value s = dot(
+                dims.d,
+                [&](Value d) {
+                  return load(q, {bi, h, i, d});
+                },
+                [&](Value d) {
+                  return load(k, {bi, g, j, d});
+                });
+            return fmul(s, scale);
+          };
+          os.value = [&](Value j, Value c) { return load(val, {bi, g, j, c}); };
+          os.init = [&]() -> std::pair<Value, Value> {
+            if (!sinks)
+              return {negInf(), flt(0.0)};
+            return {fmul(load(sinks, {h}), flt(kLog2E)), flt(1.0)};
+          };
+          os.storeOut = [&](Value i, Value c, Value x) {
+            store(x, o, {bi, h, i, c});
+          };
+          os.storeLse = [&](Value i, Value x) { store(x, lse, {bi, h, i}); };
+          os.keyTiles = [&](Value m0, Value rows,
+                            llvm::function_ref<void(Value, bool, Value)> t) {
+            keyTiles(v, dims, m0, rows, t);
+          };
+          os.allowed = [&](Value i, Value j) { return allowed(v, dims, i, j); };
+          auto [m0, rows] = queryTile(iv[0], dims.sq);
+          onlineSoftmaxTile(os, sc, m0, rows);
+        });
   }
 
   void emitSoftmaxMatmul(Value x, Value val, Value out) {
@@ -533,10 +540,12 @@ struct Tile : fa::impl::FATileBase<Tile> {
     TileEmitter emit(b, getAccumulatorType(element), blockM, blockN,
                      hoistScratch);
     if (auto op = dyn_cast<AttentionOp>(compute)) {
-      bool sinks = static_cast<bool>(op.getSinks());
+      // q, k, v, [sinks], [key_lengths], o, lse.
+      unsigned next = 3;
+      Value sinks = op.getSinks() ? args[next++] : Value();
+      Value keyLengths = op.getKeyLengths() ? args[next++] : Value();
       emit.emitAttentionForward(Variant::fromOp(op), args[0], args[1], args[2],
-                                sinks ? args[3] : Value(),
-                                args[sinks ? 4 : 3], args[sinks ? 5 : 4]);
+                                sinks, keyLengths, args[next], args[next + 1]);
     } else if (auto op = dyn_cast<AttentionGradOp>(compute)) {
       bool sinks = static_cast<bool>(op.getSinks());
       unsigned out = sinks ? 7 : 6;

@@ -105,6 +105,19 @@ TileBuilder::Dims TileBuilder::attentionDims(Value q, Value k) {
   return dims;
 }
 
+TileBuilder::Dims TileBuilder::batchDims(const Dims &dims, Value keyLengths,
+                                         Value batch) {
+  if (!keyLengths)
+    return dims;
+  Dims own = dims;
+  Value length = arith::IndexCastOp::create(
+      b, b.getIndexType(),
+      memref::LoadOp::create(b, keyLengths, ValueRange{batch}));
+  own.sk = clamp(length, idx(0), dims.sk);
+  own.offset = sub(own.sk, dims.sq);
+  return own;
+}
+
 Value TileBuilder::allowed(const Variant &v, const Dims &dims, Value i,
                            Value j) {
   Value ok = cmp(arith::CmpIPredicate::slt, j, dims.sk);

@@ -157,6 +157,11 @@ public:
     mlir::Value batch, hq, hkv, sq, sk, d, group, offset;
   };
   Dims attentionDims(mlir::Value q, mlir::Value k);
+  /// Batch entry `batch`'s dims: Sk (and the causal offset) from
+  /// fa.attention's `key_lengths`, clamped to [0, Sk], where it has them;
+  /// `dims` where `keyLengths` is null. Every bound, predicate and load
+  /// limit built from the result stops at the batch's last key.
+  Dims batchDims(const Dims &dims, mlir::Value keyLengths, mlir::Value batch);
 
   /// Whether query row i may see key j (both absolute), for boundary tiles.
   mlir::Value allowed(const Variant &v, const Dims &dims, mlir::Value i,

@@ -11,7 +11,7 @@ from . import api as _api
 from ._version import __version__
 from .api import cache_info, clear_cache, compile, softmax_matmul
 
-__all__ = ["attention", "softmax_matmul", "compile", "cache_info",
+__all__ = ["attention", "decode", "softmax_matmul", "compile", "cache_info",
            "clear_cache", "gpu_available", "workspace_peak_bytes",
            "reset_workspace_peak", "flash_attn_func",
            "scaled_dot_product_attention", "__version__"]
@@ -62,6 +62,45 @@ def attention(q, k, v, *, causal=False, window=None, sink_tokens=0,
     else:
         o, lse = _api.attention_forward(q, k, v, causal, window, sink_tokens,
                                         sinks, scale)
+    return (o, lse) if return_lse else o
+
+
+def decode(q, k_cache, v_cache, *, cache_seqlens, causal=True, window=None,
+           sink_tokens=0, sinks=None, scale=None, return_lse=False,
+           check_lengths=True):
+    """Attention of a few query rows per sequence (a decode step, or a
+    speculative block of them) over KV caches filled to different lengths.
+
+    q [B, Hq, Sq, D]; k_cache, v_cache [B, Hkv, S_cache, D] (any strides
+    with a unit stride on D: a [B, S_cache, Hkv, D] buffer transposed
+    works); cache_seqlens: int32 [B], sequence b's keys are the first
+    cache_seqlens[b] rows of its cache, the rest never read (unwritten
+    slots may hold anything). The query rows are the last Sq positions of
+    each sequence: causal, window and sink_tokens are taken with Sk =
+    cache_seqlens[b], bottom-right aligned as in `attention`. sinks and
+    scale as in `attention`.
+
+    check_lengths: cache_seqlens is checked to lie in [0, S_cache], which
+    reads it: for CUDA tensors a synchronisation with the GPU, which costs
+    a serving loop its queued launches (bench/NOTES.md). Pass False there
+    (or capture the step in a CUDA graph, where the check is skipped): the
+    kernels then clamp each length to [0, S_cache], so they never read
+    outside the cache, but a wrong length is not reported. No gradient:
+    inputs that require one are refused under autograd.
+    Returns o [B, Hq, Sq, D], and lse [B, Hq, Sq] with return_lse.
+    """
+    if _api.torch is not None and _api.torch.is_grad_enabled() and any(
+            _api._is_torch(x) and x.requires_grad
+            for x in (q, k_cache, v_cache, sinks)):
+        raise ValueError("fa.decode has no backward: call it under "
+                         "torch.no_grad() or on tensors that need no "
+                         "gradient (fa.attention has one)")
+    if not isinstance(check_lengths, bool):
+        raise TypeError(f"check_lengths must be a bool, got "
+                        f"{check_lengths!r}")
+    o, lse = _api.decode_forward(q, k_cache, v_cache, cache_seqlens, causal,
+                                 window, sink_tokens, sinks, scale,
+                                 check_lengths)
     return (o, lse) if return_lse else o
 
 

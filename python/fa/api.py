@@ -11,7 +11,8 @@ import threading
 import time
 
 from . import _fa
-from .spec import accumulator, attention_spec, softmax_matmul_spec
+from .spec import (accumulator, attention_spec, decode_spec,
+                   softmax_matmul_spec)
 
 log = logging.getLogger("fa")
 
@@ -139,7 +140,12 @@ def _descriptor(x):
     if _is_torch(x) and x.dtype in _TORCH_DTYPES:
         return (x.data_ptr(), _TORCH_DTYPES[x.dtype], x.shape, x.stride())
     ptr = x.data_ptr() if _is_torch(x) else x.__array_interface__["data"][0]
-    return (ptr, _dtype_name("tensor", x), list(x.shape), list(_strides(x)))
+    dtype = "i32" if _is_int32(x) else _dtype_name("tensor", x)
+    return (ptr, dtype, list(x.shape), list(_strides(x)))
+
+
+def _is_int32(x):
+    return x.dtype == (torch.int32 if _is_torch(x) else np.int32)
 
 
 def _empty_like(x, shape, dtype_name):
@@ -402,6 +408,57 @@ def attention_forward(q, k, v, causal, window, sink_tokens, sinks, scale):
     lse = _empty_like(q, (b, hq, sq), accumulator(dtype))
     ins = [q, k, v] + ([sinks] if learnable else [])
     _run(program, "attention", "forward", ins + [o, lse])
+    return o, lse
+
+
+def check_cache_seqlens(cache_seqlens, q, k, check_values=True):
+    """Raises TypeError/ValueError unless cache_seqlens is int32 [B] beside
+    q, and, with check_values, every length in [0, Sk]. The values are read
+    (for CUDA tensors a synchronisation) except while a CUDA graph is being
+    captured. Unchecked, the kernels clamp each length to [0, Sk]: they
+    never read outside the cache either way."""
+    _check_tensor("cache_seqlens", cache_seqlens, 1, "[B]")
+    _check_same_place([("q", q), ("cache_seqlens", cache_seqlens)])
+    if not _is_int32(cache_seqlens):
+        raise TypeError(f"cache_seqlens must have dtype int32, got "
+                        f"{cache_seqlens.dtype}")
+    if cache_seqlens.shape[0] != q.shape[0]:
+        raise ValueError(f"cache_seqlens must have shape [B] = "
+                         f"[{q.shape[0]}], got {tuple(cache_seqlens.shape)}")
+    if not check_values:
+        return
+    if _is_torch(cache_seqlens):
+        if cache_seqlens.is_cuda and torch.cuda.is_current_stream_capturing():
+            return
+        lo, hi = (int(x) for x in torch.aminmax(cache_seqlens))
+    else:
+        lo, hi = int(cache_seqlens.min()), int(cache_seqlens.max())
+    if lo < 0 or hi > k.shape[2]:
+        bad = lo if lo < 0 else hi
+        raise ValueError(f"cache_seqlens holds {bad}, outside [0, Sk] = "
+                         f"[0, {k.shape[2]}] (the cache's length)")
+
+
+def decode_forward(q, k, v, cache_seqlens, causal, window, sink_tokens,
+                   sinks, scale, check_lengths=True):
+    """o, lse of attention over caches filled to cache_seqlens[b] keys (no
+    autograd: the kernels have no backward)."""
+    dtype = check_attention_args(q, k, v, causal, window, sink_tokens, sinks,
+                                 scale)
+    check_cache_seqlens(cache_seqlens, q, k, check_lengths)
+    learnable = sinks is not None
+    variant = dict(causal=causal, window=window, sink_tokens=sink_tokens,
+                   scale=scale)
+    head_dim = int(q.shape[3])
+    key = ("decode", learnable, head_dim, tuple(sorted(variant.items())))
+    program = _program(key, lambda: decode_spec(
+        "decode", dtype, learnable, head_dim, **variant), dtype, _target(q),
+        _allow_tf32(q, dtype), entry="forward")
+    b, hq, sq, d = q.shape
+    o = _empty_like(q, (b, hq, sq, d), dtype)
+    lse = _empty_like(q, (b, hq, sq), accumulator(dtype))
+    ins = [q, k, v] + ([sinks] if learnable else []) + [cache_seqlens]
+    _run(program, "decode", "forward", ins + [o, lse])
     return o, lse
 
 

@@ -66,6 +66,33 @@ def attention_spec(name, dtype, learnable_sinks=False, head_dim=None,
 """
 
 
+def decode_spec(name, dtype, learnable_sinks=False, head_dim=None,
+                **variant):
+    """An fa.kernel with the forward of one variant over a KV cache filled
+    to a length per batch entry (fa.attention's key_lengths, i32 [B]); it
+    has no backward."""
+    q, lse = _tensor(4, dtype, head_dim), _tensor(3, accumulator(dtype))
+    names, types = ["q", "k", "v"], [q, q, q]
+    use = ""
+    if learnable_sinks:
+        names.append("s")
+        types.append(_tensor(1, accumulator(dtype)))
+        use += " sinks %s"
+    names.append("n")
+    types.append(_tensor(1, "i32"))
+    use += " key_lengths %n"
+    c = clauses(**variant)
+    c = " " + c if c else ""
+    args = ", ".join(f"%{n}: {t}" for n, t in zip(names, types))
+    return f"""fa.kernel @{name} {{
+  func.func @forward({args}) -> ({q}, {lse}) {{
+    %o, %lse = fa.attention %q, %k, %v{use}{c} : ({", ".join(types)}) -> ({q}, {lse})
+    return %o, %lse : {q}, {lse}
+  }}
+}}
+"""
+
+
 def softmax_matmul_spec(name, dtype):
     t = _tensor(3, dtype)
     return f"""fa.kernel @{name} {{

@@ -176,6 +176,7 @@ py::dict describe(const fa::KernelInfo &info) {
   d["window"] = info.window ? py::cast(*info.window) : py::none();
   d["sink_tokens"] = info.sinkTokens;
   d["learnable_sinks"] = info.learnableSinks;
+  d["key_lengths"] = info.keyLengths;
   d["scale"] = info.scale ? py::cast(*info.scale) : py::none();
   d["arg_names"] = info.argNames;
   d["arg_sizes"] = info.argSizes;

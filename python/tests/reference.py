@@ -43,3 +43,20 @@ def relative_error(got, ref):
     both_inf = np.isinf(got) & np.isinf(ref) & (got == ref)
     got, ref = np.where(both_inf, 0, got), np.where(both_inf, 0, ref)
     return np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-30)
+
+
+def decode(q, k, v, cache_seqlens, causal=True, window=None, sink_tokens=0,
+           sinks=None, scale=None):
+    """attention() of each batch entry over its first cache_seqlens[b] keys
+    (the rest of the cache is never looked at)."""
+    b, hq, sq, d = q.shape
+    o, lse = np.zeros(q.shape), np.full((b, hq, sq), -np.inf)
+    for e, n in enumerate(np.asarray(cache_seqlens)):
+        if n == 0:  # no key: o = 0; lse is the sink's logit, if any
+            if sinks is not None:
+                lse[e] = np.asarray(sinks, np.float64)[:, None]
+            continue
+        o[e:e + 1], lse[e:e + 1] = attention(
+            q[e:e + 1], k[e:e + 1, :, :n], v[e:e + 1, :, :n], causal, window,
+            sink_tokens, sinks, scale)
+    return o, lse

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import fa
-from reference import attention as ref_attention, relative_error
+from reference import attention as ref_attention, decode as ref_decode, \
+    relative_error
 
 SPECS = os.path.join(os.path.dirname(__file__), "..", "..", "kernels_spec")
 TOL = {np.float64: 1e-10, np.float32: 1e-4, np.float16: 5e-3}
@@ -334,3 +335,72 @@ def test_softmax_matmul_bad_input():
     with pytest.raises(TypeError, match="v has dtype float32 but x has "
                                         "float64"):
         fa.softmax_matmul(np.ones((2, 3, 4)), np.ones((2, 4, 6), np.float32))
+
+
+DECODE_VARIANTS = [dict(causal=False), dict(), dict(window=7),
+                   dict(window=7, sink_tokens=2)]
+
+
+@pytest.mark.parametrize("variant", DECODE_VARIANTS)
+@pytest.mark.parametrize("sq", [1, 4, 16])
+@pytest.mark.parametrize("sinks", [False, True])
+def test_decode_over_caches_filled_to_ragged_lengths(variant, sq, sinks):
+    # GQA 8/2 over caches of 40 slots filled to 0, 1, 17 and 40 keys; the
+    # slots past each length hold NaN (never read).
+    rng = np.random.default_rng(sq)
+    lengths = np.array([0, 1, 17, 40], np.int32)
+    q = rand(rng, (4, 8, sq, 16))
+    k, v = rand(rng, (4, 2, 40, 16)), rand(rng, (4, 2, 40, 16))
+    unwritten = np.arange(40)[None, None, :, None] >= lengths[:, None, None,
+                                                               None]
+    k, v = np.where(unwritten, np.nan, k), np.where(unwritten, np.nan, v)
+    s = rand(rng, (8,)) if sinks else None
+    o, lse = fa.decode(q, k, v, cache_seqlens=lengths, sinks=s,
+                       return_lse=True, **variant)
+    ref_o, ref_lse = ref_decode(q, k, v, lengths, sinks=s, **variant)
+    assert relative_error(o, ref_o) < 1e-10
+    assert relative_error(lse, ref_lse) < 1e-10
+
+
+def test_decode_takes_caches_as_views_of_larger_buffers():
+    # [B, S, Hkv, D] caches (the layout serving stacks keep) transposed.
+    rng = np.random.default_rng(9)
+    lengths = np.array([33, 5], np.int32)
+    q = rand(rng, (2, 4, 1, 32))
+    k, v = (rand(rng, (2, 64, 2, 32)).transpose(0, 2, 1, 3)
+            for _ in range(2))
+    o = fa.decode(q, k, v, cache_seqlens=lengths, window=9)
+    assert relative_error(o, ref_decode(q, k, v, lengths, window=9)[0]) < 1e-10
+
+
+def test_decode_refuses_bad_lengths():
+    rng = np.random.default_rng(1)
+    q = rand(rng, (2, 4, 1, 16))
+    k = v = rand(rng, (2, 2, 10, 16))
+    with pytest.raises(TypeError, match="cache_seqlens must have dtype int32"):
+        fa.decode(q, k, v, cache_seqlens=np.array([1, 2], np.int64))
+    with pytest.raises(ValueError, match=r"cache_seqlens must have shape "
+                       r"\[B\] = \[2\], got \(3,\)"):
+        fa.decode(q, k, v, cache_seqlens=np.array([1, 2, 3], np.int32))
+    with pytest.raises(ValueError, match=r"cache_seqlens holds 11, outside "
+                       r"\[0, Sk\] = \[0, 10\]"):
+        fa.decode(q, k, v, cache_seqlens=np.array([1, 11], np.int32))
+    with pytest.raises(ValueError, match="cache_seqlens holds -1"):
+        fa.decode(q, k, v, cache_seqlens=np.array([-1, 3], np.int32))
+    with pytest.raises(ValueError, match="cache_seqlens must have 1 "
+                       "dimensions"):
+        fa.decode(q, k, v, cache_seqlens=np.array([[1, 2]], np.int32))
+
+
+def test_decode_unchecked_lengths_are_clamped_to_the_cache():
+    # check_lengths=False (a serving loop's choice: no synchronisation):
+    # a length past the cache reads the whole cache, a negative one none;
+    # nothing outside the cache is read.
+    rng = np.random.default_rng(2)
+    q = rand(rng, (2, 4, 1, 16))
+    k, v = rand(rng, (2, 2, 10, 16)), rand(rng, (2, 2, 10, 16))
+    o, lse = fa.decode(q, k, v, cache_seqlens=np.array([99, -5], np.int32),
+                       check_lengths=False, return_lse=True)
+    ref_o, ref_lse = ref_decode(q, k, v, np.array([10, 0]))
+    assert relative_error(o, ref_o) < 1e-10
+    assert relative_error(lse, ref_lse) < 1e-10

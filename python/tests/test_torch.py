@@ -160,6 +160,95 @@ def test_keys_past_the_sequence_are_never_read(device, shape):
     assert rel(o, reference(q, k, v, causal=True)) < TOL[torch.bfloat16]
 
 
+def reference_decode(q, k, v, lengths, **variant):
+    """reference() of each batch entry over its first lengths[b] keys."""
+    outs = []
+    for e, n in enumerate(lengths.tolist()):
+        if n == 0:
+            outs.append(torch.zeros_like(q[e:e + 1], dtype=torch.float64))
+            continue
+        outs.append(reference(q[e:e + 1], k[e:e + 1, :, :n],
+                              v[e:e + 1, :, :n], **variant))
+    return torch.cat(outs)
+
+
+DECODE_SHAPES = [
+    # B, Hq, Hkv, Sq, cache slots, D: Llama-like GQA, gpt-oss-like, MHA
+    # with a speculative block of 16 rows, and enough batch to fill the GPU
+    # without splitting.
+    (3, 32, 8, 1, 3000, 128), (2, 64, 8, 4, 2100, 64),
+    (2, 8, 8, 16, 700, 128), (40, 16, 4, 1, 300, 64)]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", DECODE_SHAPES)
+@pytest.mark.parametrize("variant", [dict(causal=True),
+                                     dict(causal=True, window=128),
+                                     dict(causal=True, window=64,
+                                          sink_tokens=4)])
+def test_decode_over_caches_filled_to_ragged_lengths(device, shape, variant):
+    """fa.decode on each device's kernels (on the GPU: the split-KV forward
+    where the blocks leave SMs idle, else mma.sync's), the slots past each
+    length NaN, against float64."""
+    b, hq, hkv, sq, slots, d = shape
+    torch.manual_seed(slots + sq)
+    lengths = torch.randint(1, slots + 1, (b,), dtype=torch.int32)
+    lengths[0], lengths[-1] = 1, slots
+    q = torch.randn(b, hq, sq, d, device=device, dtype=torch.bfloat16)
+    k, v = (torch.randn(b, hkv, slots, d, device=device, dtype=torch.bfloat16)
+            for _ in range(2))
+    unwritten = (torch.arange(slots)[None, None, :, None] >=
+                 lengths[:, None, None, None]).to(device)
+    k, v = k.masked_fill(unwritten, float("nan")), \
+        v.masked_fill(unwritten, float("nan"))
+    sinks = torch.randn(hq, device=device)
+    o = fa.decode(q, k, v, cache_seqlens=lengths.to(device), sinks=sinks,
+                  **variant)
+    ref = reference_decode(q, k, v, lengths, sinks=sinks, **variant)
+    assert rel(o, ref) < TOL[torch.bfloat16]
+
+
+def test_decode_has_no_backward():
+    q = torch.randn(1, 2, 1, 16, requires_grad=True)
+    k = v = torch.randn(1, 2, 8, 16)
+    n = torch.tensor([8], dtype=torch.int32)
+    with pytest.raises(ValueError, match="fa.decode has no backward"):
+        fa.decode(q, k, v, cache_seqlens=n)
+    with torch.no_grad():
+        assert fa.decode(q, k, v, cache_seqlens=n).shape == (1, 2, 1, 16)
+
+
+@pytest.mark.skipif("cuda" not in DEVICES, reason="needs a GPU")
+@pytest.mark.parametrize("shape", [(2, 32, 8, 1, 4096, 128),
+                                   (4, 64, 8, 1, 2048, 64)])
+def test_decode_step_in_a_cuda_graph_replays_with_new_lengths(shape):
+    """A decode step captured once in a torch.cuda.CUDAGraph (after one
+    eager call compiled it), replayed with new lengths and new queries
+    copied into the captured tensors: each replay matches float64."""
+    b, hq, hkv, sq, slots, d = shape
+    torch.manual_seed(7)
+    q = torch.randn(b, hq, sq, d, device="cuda", dtype=torch.bfloat16)
+    k, v = (torch.randn(b, hkv, slots, d, device="cuda",
+                        dtype=torch.bfloat16) for _ in range(2))
+    sinks = torch.randn(hq, device="cuda")
+    lengths = torch.full((b,), slots, dtype=torch.int32, device="cuda")
+    fa.decode(q, k, v, cache_seqlens=lengths, sinks=sinks, window=128)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        o = fa.decode(q, k, v, cache_seqlens=lengths, sinks=sinks,
+                      window=128)
+    for step in range(3):
+        new = torch.randint(1, slots + 1, (b,), dtype=torch.int32)
+        lengths.copy_(new)
+        q.copy_(torch.randn_like(q))
+        graph.replay()
+        torch.cuda.synchronize()
+        ref = reference_decode(q, k, v, new, causal=True, window=128,
+                               sinks=sinks)
+        assert rel(o, ref) < TOL[torch.bfloat16], step
+
+
 def test_gradcheck_float64():
     torch.manual_seed(1)
     q = torch.randn(1, 2, 7, 8, dtype=torch.float64, requires_grad=True)

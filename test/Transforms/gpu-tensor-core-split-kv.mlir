@@ -25,8 +25,12 @@
 // CHECK: %[[CLAMPED:[0-9]+]] = arith.minsi %{{.*}}, %c64 : index
 // CHECK: %[[IDLE:[0-9]+]] = arith.cmpi slt, %[[BLOCKS]], %[[SMSIDX]] : index
 // CHECK: %[[SPLITS:[0-9]+]] = arith.select %[[IDLE]], %[[CLAMPED]], %c1 : index
+// Unsplit too where a block packs the group's rows of every position
+// (4 query heads, D 64: Sq * 4 rows within 64): K/V read once per group.
+// CHECK: %[[PACKS:[0-9]+]] = arith.cmpi sle, %[[ROWS]], %c64 : index
 // CHECK: %[[SPLIT:[0-9]+]] = arith.cmpi sgt, %[[SPLITS]], %c1 : index
-// CHECK: %[[USE:[0-9]+]] = arith.andi %{{.*}}, %[[SPLIT]] : i1
+// CHECK: %[[EITHER:[0-9]+]] = arith.ori %[[SPLIT]], %[[PACKS]] : i1
+// CHECK: %[[USE:[0-9]+]] = arith.andi %{{.*}}, %[[EITHER]] : i1
 // CHECK: scf.if %[[USE]] {
 // The f32 partials: a head per (split, query head).
 // CHECK: %[[HEADS:[0-9]+]] = arith.muli %[[SPLITS]], %c32 : index

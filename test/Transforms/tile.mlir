@@ -113,3 +113,23 @@ fa.kernel @smm {
     return %r : tensor<?x?x?xf32>
   }
 }
+
+// A cache filled to a length per batch entry: each block loads its entry's
+// key count, clamps it to [0, Sk], and bounds its key tiles and the causal
+// offset by it (never by the buffer's Sk).
+// CHECK-LABEL: func.func @cache_forward(
+// CHECK-SAME: %[[LENGTHS:[^:]*]]: memref<?xi32, strided<[?], offset: ?>>
+// CHECK: %[[SK:.*]] = memref.dim %{{.*}}, %c2 : memref<?x2x?x64xbf16
+// CHECK: scf.parallel
+// CHECK: %[[N:.*]] = memref.load %[[LENGTHS]][
+// CHECK: %[[NI:.*]] = arith.index_cast %[[N]] : i32 to index
+// CHECK: %[[LO:.*]] = arith.maxsi %[[NI]], %c0 : index
+// CHECK: %[[KEYS:.*]] = arith.minsi %[[LO]], %[[SK]] : index
+// CHECK: arith.subi %[[KEYS]], %{{.*}} : index
+// CHECK: } {fa.tiles = "keys.masked"}
+fa.kernel @cache {
+  func.func @forward(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>, %n: tensor<?xi32>) -> (tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>) {
+    %o, %lse = fa.attention %q, %k, %v key_lengths %n mask causal : (tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?xi32>) -> (tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>)
+    return %o, %lse : tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>
+  }
+}

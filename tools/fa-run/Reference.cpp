@@ -11,8 +11,10 @@ using namespace fa::reference;
 namespace {
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-bool allowed(const Problem &p, int64_t i, int64_t j) {
-  int64_t diag = i + (p.sk - p.sq);
+bool allowed(const Problem &p, int64_t b, int64_t i, int64_t j) {
+  if (j >= p.keysOf(b))
+    return false;
+  int64_t diag = i + (p.keysOf(b) - p.sq);
   if (p.causal && j > diag)
     return false;
   if (p.window && j <= diag - *p.window && j >= p.sinkTokens)
@@ -25,12 +27,15 @@ bool allowed(const Problem &p, int64_t i, int64_t j) {
 int64_t fa::reference::visiblePairs(const Problem &p) {
   // Row i sees keys [lo, hi) and the sink tokens below lo (allowed()).
   int64_t total = 0;
-  for (int64_t i = 0; i < p.sq; ++i) {
-    int64_t diag = i + (p.sk - p.sq);
-    int64_t hi = p.causal ? std::clamp<int64_t>(diag + 1, 0, p.sk) : p.sk;
-    int64_t lo =
-        p.window ? std::clamp<int64_t>(diag - *p.window + 1, 0, hi) : 0;
-    total += hi - lo + std::min(p.sinkTokens, lo);
+  for (int64_t b = 0; b < p.batch; ++b) {
+    int64_t sk = p.keysOf(b);
+    for (int64_t i = 0; i < p.sq; ++i) {
+      int64_t diag = i + (sk - p.sq);
+      int64_t hi = p.causal ? std::clamp<int64_t>(diag + 1, 0, sk) : sk;
+      int64_t lo =
+          p.window ? std::clamp<int64_t>(diag - *p.window + 1, 0, hi) : 0;
+      total += hi - lo + std::min(p.sinkTokens, lo);
+    }
   }
   return total;
 }
@@ -45,7 +50,7 @@ std::vector<double> scores(const Problem &p, const std::vector<double> &q,
   std::vector<double> s(p.sk, kNegInf);
   const double *qi = &q[((b * p.hq + h) * p.sq + i) * p.d];
   for (int64_t j = 0; j < p.sk; ++j) {
-    if (!allowed(p, i, j))
+    if (!allowed(p, b, i, j))
       continue;
     const double *kj = &k[((b * p.hkv + g) * p.sk + j) * p.d];
     double dot = 0;

@@ -21,10 +21,19 @@ struct Problem {
   std::optional<int64_t> window;
   int64_t sinkTokens = 0;
   double scale = 1.0;
+  /// Batch entry b's sequence is its first keyLengths[b] keys (all Sk where
+  /// empty).
+  std::vector<int64_t> keyLengths;
+
+  /// Batch entry b's key count.
+  int64_t keysOf(int64_t b) const {
+    return keyLengths.empty() ? sk : keyLengths[b];
+  }
 };
 
-/// The (query, key) pairs of one head that the mask lets through: the
-/// pairs whose products count towards a kernel's FLOPs.
+/// The (query, key) pairs of one head that the mask lets through, over
+/// every batch entry: the pairs whose products count towards a kernel's
+/// FLOPs.
 int64_t visiblePairs(const Problem &p);
 
 /// Contiguous [B, H, S, D] / [B, H, S] / [H] arrays.

@@ -166,6 +166,13 @@ struct HostTensor {
     case fa::DType::F64:
       std::memcpy(p, &x, 8);
       break;
+    case fa::DType::I32: {
+      // Poison (NaN) has no int32: the most negative one stands for it.
+      int32_t n = std::isnan(x) ? std::numeric_limits<int32_t>::min()
+                                : static_cast<int32_t>(x);
+      std::memcpy(p, &n, 4);
+      break;
+    }
     case fa::DType::F32: {
       float f = static_cast<float>(x);
       std::memcpy(p, &f, 4);
@@ -190,6 +197,11 @@ struct HostTensor {
       double x;
       std::memcpy(&x, p, 8);
       return x;
+    }
+    case fa::DType::I32: {
+      int32_t n;
+      std::memcpy(&n, p, 4);
+      return n;
     }
     case fa::DType::F32: {
       float f;
@@ -264,6 +276,8 @@ double tolerance(fa::DType dtype) {
     return 5e-3;
   case fa::DType::BF16:
     return 3e-2;
+  case fa::DType::I32:
+    return 0;
   }
   return 0;
 }
@@ -399,9 +413,19 @@ struct Runner {
     p.window = info.window;
     p.sinkTokens = info.sinkTokens;
     p.scale = info.scale ? *info.scale : 1.0 / std::sqrt(double(D));
+    // key_lengths: batch entry 0 sees one key, the last all Sk, the others
+    // a random count.
+    HostTensor keyLengths(fa::DType::I32, {B});
+    if (info.keyLengths) {
+      std::uniform_int_distribution<int64_t> count(1, Sk);
+      for (int64_t b = 0; b < B; ++b) {
+        p.keyLengths.push_back(b == 0 ? 1 : b == B - 1 ? Sk : count(rng));
+        keyLengths.set(b, static_cast<double>(p.keyLengths.back()));
+      }
+    }
     // 2 D per visible (query, key) pair and head for each of the two matrix
     // products (bench/common.py's count).
-    double flops = 4.0 * B * Hq * D * double(fa::reference::visiblePairs(p));
+    double flops = 4.0 * Hq * D * double(fa::reference::visiblePairs(p));
 
     HostTensor q = randomTensor(dt, {B, Hq, Sq, D}, rng);
     HostTensor k = randomTensor(dt, {B, Hkv, Sk, D}, rng);
@@ -411,6 +435,8 @@ struct Runner {
     std::vector<HostTensor *> fwdArgs = {&q, &k, &v};
     if (info.learnableSinks)
       fwdArgs.push_back(&sinks);
+    if (info.keyLengths)
+      fwdArgs.push_back(&keyLengths);
     fwdArgs.push_back(&o);
     fwdArgs.push_back(&lse);
 

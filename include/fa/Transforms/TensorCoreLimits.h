@@ -197,6 +197,19 @@ inline constexpr int64_t keySplits(int64_t queryBlocks, int64_t keyTiles,
   return std::clamp<int64_t>(std::min(wanted, keyTiles / kMinSplitKeyTiles), 1,
                              kMaxKeySplits);
 }
+/// Whether a forward takes the split-KV kernels, even unsplit: where its
+/// keys split, and where a kv head's group of query heads is wider than
+/// one (GQA) with few query positions, so that one split-KV block holds
+/// every row of the group's positions (sq * group of them, within
+/// kPackedGroupRows, Q in registers) and reads their K/V once, where the
+/// other forwards read it once per query head. GpuTensorCore.cpp builds
+/// the same rule in IR; the runtime asks it before compiling them.
+inline constexpr int64_t kPackedGroupRows = 64;
+inline constexpr bool takesSplitKv(int64_t splits, int64_t sq, int64_t group,
+                                   int64_t headDim) {
+  return splits > 1 || (group > 1 && sq * group <= kPackedGroupRows &&
+                        headDim <= kMmaSyncQueryRegisterHeadDim);
+}
 /// (batch, head) pairs whose query tiles a forward grid interleaves, the
 /// longest causal tiles of the section first (queryBlock), by default:
 /// enough blocks per section to fill the GPU's last wave with short ones,

@@ -207,7 +207,14 @@ static LogicalResult verifyAttentionOperands(OpT op, Value o, Value lse) {
 }
 
 LogicalResult AttentionOp::verify() {
-  return verifyAttentionOperands(*this, getO(), getLse());
+  if (failed(verifyAttentionOperands(*this, getO(), getLse())))
+    return failure();
+  if (!getKeyLengths())
+    return success();
+  auto expected = RankedTensorType::get({tensorType(getQ()).getDimSize(0)},
+                                        IntegerType::get(getContext(), 32));
+  return verifyExactType(*this, "key_lengths", getKeyLengths(), expected,
+                         "one key count per batch entry");
 }
 
 LogicalResult AttentionGradOp::verify() {
@@ -336,6 +343,9 @@ LogicalResult KernelOp::verifyRegions() {
   if (!bwd || !fwd)
     return emitOpError() << "@backward must hold fa.attention_grad and "
                             "needs an fa.attention in @forward";
+  if (fwd.getKeyLengths())
+    return emitOpError() << "@forward's key_lengths have no backward: a "
+                            "kernel with them holds only @forward";
   if (failed(checkSame(*this, "mask", fwd.getMask(), bwd.getMask())) ||
       failed(checkSame(*this, "window", fwd.getWindow(), bwd.getWindow())) ||
       failed(checkSame(*this, "sink_tokens", fwd.getSinkTokens(),

@@ -367,3 +367,19 @@ func.func @h(%x: tensor<?x4x8xf32>, %v: tensor<2x8x3xf32>) {
   %r = fa.softmax_matmul %x, %v : (tensor<?x4x8xf32>, tensor<2x8x3xf32>) -> tensor<2x4x3xf32>
   return
 }
+
+// -----
+
+func.func @f(%q: tensor<2x8x1x64xf32>, %k: tensor<2x2x32x64xf32>, %v: tensor<2x2x32x64xf32>, %n: tensor<2xi64>) {
+  // expected-error @+1 {{'key_lengths' must be 'tensor<2xi32>' (one key count per batch entry), got 'tensor<2xi64>'}}
+  %o, %lse = fa.attention %q, %k, %v key_lengths %n mask causal : (tensor<2x8x1x64xf32>, tensor<2x2x32x64xf32>, tensor<2x2x32x64xf32>, tensor<2xi64>) -> (tensor<2x8x1x64xf32>, tensor<2x8x1xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x1x64xf32>, %k: tensor<2x2x32x64xf32>, %v: tensor<2x2x32x64xf32>, %n: tensor<3xi32>) {
+  // expected-error @+1 {{'key_lengths' must be 'tensor<2xi32>' (one key count per batch entry), got 'tensor<3xi32>'}}
+  %o, %lse = fa.attention %q, %k, %v key_lengths %n : (tensor<2x8x1x64xf32>, tensor<2x2x32x64xf32>, tensor<2x2x32x64xf32>, tensor<3xi32>) -> (tensor<2x8x1x64xf32>, tensor<2x8x1xf32>)
+  return
+}

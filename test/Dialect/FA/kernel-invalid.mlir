@@ -157,3 +157,17 @@ fa.kernel @k {
     return %dq, %dk, %dv : tensor<1x4x8x16xf32>, tensor<?x2x8x16xf32>, tensor<?x2x8x16xf32>
   }
 }
+
+// -----
+
+// expected-error @+1 {{'fa.kernel' op @forward's key_lengths have no backward: a kernel with them holds only @forward}}
+fa.kernel @k {
+  func.func @forward(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %n: tensor<1xi32>) -> (tensor<1x4x8x16xf32>, tensor<1x4x8xf32>) {
+    %o, %lse = fa.attention %q, %k, %v key_lengths %n mask causal : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1xi32>) -> (tensor<1x4x8x16xf32>, tensor<1x4x8xf32>)
+    return %o, %lse : tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+  }
+  func.func @backward(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %o: tensor<1x4x8x16xf32>, %lse: tensor<1x4x8xf32>, %dO: tensor<1x4x8x16xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) {
+    %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %lse, %dO mask causal : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8x16xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+    return %dq, %dk, %dv : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  }
+}

@@ -17,6 +17,14 @@ func.func @every_clause(%q: tensor<?x32x?x128xf16>, %k: tensor<?x8x?x128xf16>, %
   return %lse : tensor<?x32x?xf32>
 }
 
+// A KV cache filled to a length per batch entry.
+// CHECK-LABEL: func.func @key_lengths
+// CHECK: fa.attention %{{.*}}, %{{.*}}, %{{.*}} sinks %{{.*}} key_lengths %{{.*}} mask causal window 128 :
+func.func @key_lengths(%q: tensor<?x64x?x64xbf16>, %k: tensor<?x8x?x64xbf16>, %v: tensor<?x8x?x64xbf16>, %s: tensor<64xf32>, %n: tensor<?xi32>) -> tensor<?x64x?x64xbf16> {
+  %o, %lse = fa.attention %q, %k, %v sinks %s key_lengths %n mask causal window 128 : (tensor<?x64x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<64xf32>, tensor<?xi32>) -> (tensor<?x64x?x64xbf16>, tensor<?x64x?xf32>)
+  return %o : tensor<?x64x?x64xbf16>
+}
+
 // f64 inputs keep their statistics in f64.
 // CHECK-LABEL: func.func @grad_f64
 // CHECK: %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = fa.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} sinks %{{.*}} mask causal :

@@ -19,7 +19,7 @@ defvar FA_VariantFormat = !strconcat(
   "(`mask` $mask^)? (`window` $window^)? (`sink_tokens` $sink_tokens^)? ",
   "(`scale` $scale^)?");
 
-def FA_AttentionOp : FA_Op<"attention", [Pure]> {
+def FA_AttentionOp : FA_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let summary = "scaled dot-product attention with online softmax semantics";
   let description = [{
     `o = softmax(scale * q k^T + mask) v` per (batch, query head), with the
@@ -32,6 +32,11 @@ def FA_AttentionOp : FA_Op<"attention", [Pure]> {
     - `sinks %s`: a learnable logit per query head that joins the softmax
       denominator but carries no value.
     - `scale`: defaults to 1/sqrt(D).
+    - `key_lengths %n` (tensor<Bxi32>): batch b's sequence is its first
+      n[b] keys (a KV cache filled to different lengths); the keys past it
+      are never read, and Sk in the masks above is n[b]. A length outside
+      [0, Sk] is taken as its nearest end. Forward only: a kernel with it
+      has no @backward.
 
     ```mlir
     %o, %lse = fa.attention %q, %k, %v mask causal window 4096
@@ -41,9 +46,11 @@ def FA_AttentionOp : FA_Op<"attention", [Pure]> {
   }];
   let arguments = !con((ins
     AnyRankedTensor:$q, AnyRankedTensor:$k, AnyRankedTensor:$v,
-    Optional<AnyRankedTensor>:$sinks), FA_VariantAttrs);
+    Optional<AnyRankedTensor>:$sinks,
+    Optional<AnyRankedTensor>:$key_lengths), FA_VariantAttrs);
   let results = (outs AnyRankedTensor:$o, AnyRankedTensor:$lse);
   let assemblyFormat = !strconcat("$q `,` $k `,` $v (`sinks` $sinks^)? ",
+    "(`key_lengths` $key_lengths^)? ",
     FA_VariantFormat, " attr-dict `:` functional-type(operands, results)");
   let hasVerifier = 1;
 }

@@ -1,0 +1,125 @@
+"""Decode steps through fa.decode: one (or a few) query rows per sequence
+against KV caches filled to a length per sequence. Reports GB/s of the bytes
+a step must move (the K/V rows each sequence's mask lets it see, plus q and
+o) beside the device-to-device copy's bandwidth, and SDPA's where it runs the
+same step (uniform lengths, no sinks, no window). Timing: CUDA events around
+50 queued calls after a warm-up, median of 5 such rounds.
+
+python3 bench/bench_decode.py [--quick] [--csv FILE]
+"""
+import argparse
+import csv
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+import fa
+
+# name, Hq, Hkv, D, window, learnable sinks
+MODELS = [("gpt-oss full", 64, 8, 64, None, True),
+          ("gpt-oss window 128", 64, 8, 64, 128, True),
+          ("Llama 32/8", 32, 8, 128, None, False)]
+BATCHES = [1, 8, 32, 128]
+CACHES = [1024, 8192, 32768, 131072]
+MAX_CACHE_BYTES = 24 << 30
+
+
+def queued_ms(fn, calls=50, rounds=5):
+    for _ in range(5):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(rounds):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(calls):
+            fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / calls)
+    return statistics.median(times)
+
+
+def copy_gbps():
+    x = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    y = torch.empty_like(x)
+    ms = queued_ms(lambda: y.copy_(x), calls=10, rounds=3)
+    return 2 * x.numel() / ms / 1e6
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true",
+                        help="batches 1 and 32, caches 8k and 128k")
+    parser.add_argument("--ragged", action="store_true",
+                        help="lengths uniform in [cache/2, cache] instead "
+                        "of the whole cache")
+    parser.add_argument("--csv")
+    parser.add_argument("--time-limit", type=float, default=float("inf"),
+                        help="start no row after this many seconds")
+    args = parser.parse_args()
+    began = time.monotonic()
+    batches, caches = ([1, 32], [8192, 131072]) if args.quick else \
+        (BATCHES, CACHES)
+    peak = copy_gbps()
+    print(f"device-to-device copy: {peak:.0f} GB/s (read + write); "
+          f"{torch.cuda.get_device_name()}", flush=True)
+    rows = []
+    torch.manual_seed(0)
+    for name, hq, hkv, d, window, learnable in MODELS:
+        for b in batches:
+            for cache in caches:
+                if 4 * b * hkv * cache * d > MAX_CACHE_BYTES:
+                    continue
+                if time.monotonic() - began > args.time_limit:
+                    print("time limit: rows left out", flush=True)
+                    break
+                q = torch.randn(b, hq, 1, d, device="cuda",
+                                dtype=torch.bfloat16)
+                k, v = (torch.randn(b, hkv, cache, d, device="cuda",
+                                    dtype=torch.bfloat16) for _ in range(2))
+                sinks = torch.randn(hq, device="cuda") if learnable else None
+                if args.ragged:
+                    lengths = torch.randint(cache // 2, cache + 1, (b,),
+                                            dtype=torch.int32)
+                else:
+                    lengths = torch.full((b,), cache, dtype=torch.int32)
+                seen = lengths.clamp(max=window) if window else lengths
+                nbytes = 2 * (2 * hkv * d * int(seen.sum()) + 2 * b * hq * d)
+                lengths = lengths.cuda()
+                # Unchecked lengths (clamped in the kernels): the check
+                # would synchronise every step.
+                step = lambda: fa.decode(q, k, v, cache_seqlens=lengths,
+                                         sinks=sinks, window=window,
+                                         check_lengths=False)
+                ms = queued_ms(step)
+                row = dict(model=name, batch=b, cache=cache,
+                           ragged=args.ragged, fa_us=ms * 1e3,
+                           fa_gbps=nbytes / ms / 1e6,
+                           fa_of_copy=nbytes / ms / 1e6 / peak)
+                line = (f"{name:20s} B {b:4d} cache {cache:6d}: fa "
+                        f"{ms * 1e3:8.1f} us {row['fa_gbps']:6.0f} GB/s "
+                        f"({row['fa_of_copy']:.0%} of copy)")
+                if not learnable and not window and not args.ragged:
+                    sdpa = queued_ms(lambda: F.scaled_dot_product_attention(
+                        q, k, v, enable_gqa=True))
+                    row.update(sdpa_us=sdpa * 1e3,
+                               sdpa_gbps=nbytes / sdpa / 1e6)
+                    line += (f" | sdpa {sdpa * 1e3:8.1f} us "
+                             f"{row['sdpa_gbps']:6.0f} GB/s")
+                print(line, flush=True)
+                rows.append(row)
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=sorted(
+                {key for row in rows for key in row}))
+            writer.writeheader()
+            writer.writerows(rows)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

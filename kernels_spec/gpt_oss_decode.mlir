@@ -1,0 +1,22 @@
+// gpt-oss decode: gpt_oss.mlir's two layers (64 query heads over 8 key/value
+// heads, head dim 64, a learnable sink logit per query head) over KV caches
+// filled to a length per sequence (key_lengths): a few query rows per
+// sequence, the last positions of each, against its cache. Forward only.
+
+fa.kernel @gpt_oss_decode_sliding {
+  func.func @forward(%q: tensor<?x64x?x64xbf16>, %k: tensor<?x8x?x64xbf16>, %v: tensor<?x8x?x64xbf16>, %sinks: tensor<64xf32>, %lengths: tensor<?xi32>)
+      -> (tensor<?x64x?x64xbf16>, tensor<?x64x?xf32>) {
+    %o, %lse = fa.attention %q, %k, %v sinks %sinks key_lengths %lengths mask causal window 128
+        : (tensor<?x64x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<64xf32>, tensor<?xi32>) -> (tensor<?x64x?x64xbf16>, tensor<?x64x?xf32>)
+    return %o, %lse : tensor<?x64x?x64xbf16>, tensor<?x64x?xf32>
+  }
+}
+
+fa.kernel @gpt_oss_decode_full {
+  func.func @forward(%q: tensor<?x64x?x64xbf16>, %k: tensor<?x8x?x64xbf16>, %v: tensor<?x8x?x64xbf16>, %sinks: tensor<64xf32>, %lengths: tensor<?xi32>)
+      -> (tensor<?x64x?x64xbf16>, tensor<?x64x?xf32>) {
+    %o, %lse = fa.attention %q, %k, %v sinks %sinks key_lengths %lengths mask causal
+        : (tensor<?x64x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<64xf32>, tensor<?xi32>) -> (tensor<?x64x?x64xbf16>, tensor<?x64x?xf32>)
+    return %o, %lse : tensor<?x64x?x64xbf16>, tensor<?x64x?xf32>
+  }
+}

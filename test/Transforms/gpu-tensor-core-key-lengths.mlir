@@ -1,0 +1,27 @@
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma split-kv" --canonicalize --cse | FileCheck %s
+
+// A cache filled to a length per batch entry (key_lengths): the split-KV
+// forward and mma.sync's forward each load their block's entry's length,
+// and the wgmma forward is not emitted (its TMA would read the entry's last
+// key tile whole, past the length, into whatever the cache holds there;
+// mma.sync's copies stop at it). The scalar loop stays as the fallback.
+// CHECK-LABEL: func.func @cache_forward(
+// CHECK-SAME: %[[LENGTHS:[^:]*]]: memref<?xi32, strided<[?], offset: ?>>
+// CHECK-NOT: wgmma
+// CHECK: gpu.launch {{.*}} module(@cache_forward_split_kv_d64)
+// CHECK: memref.load %[[LENGTHS]][%{{.*}}] : memref<?xi32
+// CHECK: gpu.terminator
+// CHECK: gpu.launch {{.*}} module(@cache_forward_split_kv_d64_merge)
+// CHECK-NOT: wgmma
+// CHECK: gpu.launch {{.*}} module(@cache_forward_mma_d64)
+// CHECK: memref.load %[[LENGTHS]][%{{.*}}] : memref<?xi32
+// CHECK: gpu.terminator
+// CHECK-NOT: wgmma
+// CHECK: scf.parallel
+// CHECK: memref.load %[[LENGTHS]][%{{.*}}] : memref<?xi32
+fa.kernel @cache {
+  func.func @forward(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>, %n: tensor<?xi32>) -> (tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>) {
+    %o, %lse = fa.attention %q, %k, %v key_lengths %n mask causal : (tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?xi32>) -> (tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>)
+    return %o, %lse : tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>
+  }
+}
