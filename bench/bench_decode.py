@@ -2,8 +2,9 @@
 against KV caches filled to a length per sequence. Reports GB/s of the bytes
 a step must move (the K/V rows each sequence's mask lets it see, plus q and
 o) beside the device-to-device copy's bandwidth, and SDPA's where it runs the
-same step (uniform lengths, no sinks, no window). Timing: CUDA events around
-50 queued calls after a warm-up, median of 5 such rounds.
+same step (uniform lengths, no sinks, no window); fa's step also captured in
+a CUDA graph and replayed (the kernels without the Python host). Timing:
+CUDA events around 50 queued calls after a warm-up, median of 5 rounds.
 
 python3 bench/bench_decode.py [--quick] [--csv FILE]
 """
@@ -97,13 +98,28 @@ def main():
                                          sinks=sinks, window=window,
                                          check_lengths=False)
                 ms = queued_ms(step)
+                # The same step captured in a CUDA graph and replayed: the
+                # kernels' time without the Python host's.
+                try:
+                    graph = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(graph):
+                        step()
+                    graph_ms = queued_ms(graph.replay)
+                except RuntimeError as e:  # said, and the row goes on
+                    print(f"graph capture failed: {e}", flush=True)
+                    graph_ms = float("nan")
                 row = dict(model=name, batch=b, cache=cache,
                            ragged=args.ragged, fa_us=ms * 1e3,
                            fa_gbps=nbytes / ms / 1e6,
-                           fa_of_copy=nbytes / ms / 1e6 / peak)
+                           fa_of_copy=nbytes / ms / 1e6 / peak,
+                           fa_graph_us=graph_ms * 1e3,
+                           fa_graph_gbps=nbytes / graph_ms / 1e6)
                 line = (f"{name:20s} B {b:4d} cache {cache:6d}: fa "
                         f"{ms * 1e3:8.1f} us {row['fa_gbps']:6.0f} GB/s "
-                        f"({row['fa_of_copy']:.0%} of copy)")
+                        f"({row['fa_of_copy']:.0%} of copy); graph "
+                        f"{graph_ms * 1e3:8.1f} us "
+                        f"{row['fa_graph_gbps']:6.0f} GB/s "
+                        f"({nbytes / graph_ms / 1e6 / peak:.0%})")
                 if not learnable and not window and not args.ragged:
                     sdpa = queued_ms(lambda: F.scaled_dot_product_attention(
                         q, k, v, enable_gqa=True))

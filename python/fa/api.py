@@ -443,17 +443,41 @@ def decode_forward(q, k, v, cache_seqlens, causal, window, sink_tokens,
                    sinks, scale, check_lengths=True):
     """o, lse of attention over caches filled to cache_seqlens[b] keys (no
     autograd: the kernels have no backward)."""
-    dtype = check_attention_args(q, k, v, causal, window, sink_tokens, sinks,
-                                 scale)
-    check_cache_seqlens(cache_seqlens, q, k, check_lengths)
+    # A repeat of a checked call (a serving loop's steps) skips the checks
+    # of everything but the lengths' values, as attention's calls do.
+    signature = _call_signature(q, k, v, causal, window, sink_tokens, sinks,
+                                scale, False, "decode")
+    if signature is not None and type(cache_seqlens) is torch.Tensor:
+        signature += (cache_seqlens.shape, cache_seqlens.stride(),
+                      cache_seqlens.dtype, cache_seqlens.device)
+    else:
+        signature = None
+    try:
+        known = _checked_calls.get(signature) if signature is not None \
+            else None
+    except TypeError:  # an unhashable argument: the checks will name it
+        signature = known = None
+    if known is not None:
+        dtype, program = known
+        if check_lengths:
+            check_cache_seqlens(cache_seqlens, q, k)
+    else:
+        dtype = check_attention_args(q, k, v, causal, window, sink_tokens,
+                                     sinks, scale)
+        check_cache_seqlens(cache_seqlens, q, k, check_lengths)
+        learnable = sinks is not None
+        variant = dict(causal=causal, window=window, sink_tokens=sink_tokens,
+                       scale=scale)
+        head_dim = int(q.shape[3])
+        key = ("decode", learnable, head_dim, tuple(sorted(variant.items())))
+        program = _program(key, lambda: decode_spec(
+            "decode", dtype, learnable, head_dim, **variant), dtype,
+            _target(q), _allow_tf32(q, dtype), entry="forward")
+        if signature is not None:
+            if len(_checked_calls) >= _CHECKED_CALLS_MAX:
+                _checked_calls.clear()
+            _checked_calls[signature] = (dtype, program)
     learnable = sinks is not None
-    variant = dict(causal=causal, window=window, sink_tokens=sink_tokens,
-                   scale=scale)
-    head_dim = int(q.shape[3])
-    key = ("decode", learnable, head_dim, tuple(sorted(variant.items())))
-    program = _program(key, lambda: decode_spec(
-        "decode", dtype, learnable, head_dim, **variant), dtype, _target(q),
-        _allow_tf32(q, dtype), entry="forward")
     b, hq, sq, d = q.shape
     o = _empty_like(q, (b, hq, sq, d), dtype)
     lse = _empty_like(q, (b, hq, sq), accumulator(dtype))

@@ -208,6 +208,17 @@ def test_decode_over_caches_filled_to_ragged_lengths(device, shape, variant):
     assert rel(o, ref) < TOL[torch.bfloat16]
 
 
+def test_decode_checks_every_calls_lengths_not_only_the_first():
+    # A repeat of a checked call skips the shape checks, never the values.
+    q = torch.randn(2, 4, 1, 16)
+    k = v = torch.randn(2, 2, 8, 16)
+    n = torch.tensor([8, 3], dtype=torch.int32)
+    fa.decode(q, k, v, cache_seqlens=n)
+    n[1] = 9
+    with pytest.raises(ValueError, match=r"cache_seqlens holds 9, outside"):
+        fa.decode(q, k, v, cache_seqlens=n)
+
+
 def test_decode_has_no_backward():
     q = torch.randn(1, 2, 1, 16, requires_grad=True)
     k = v = torch.randn(1, 2, 8, 16)
