@@ -243,6 +243,8 @@ static std::vector<ArgumentInfo> arguments(Operation *compute) {
       args.push_back({"sinks", heads});
     if (op.getKeyLengths())
       args.push_back({"key_lengths", "B"});
+    if (op.getBlockTable())
+      args.push_back({"block_table", "B N"});
     args.insert(args.end(), {{"o", queries}, {"lse", rows}});
   } else if (auto op = dyn_cast<AttentionGradOp>(compute)) {
     args = {{"q", queries}, {"k", keys},  {"v", keys},
@@ -738,6 +740,13 @@ static bool takesSplitKvKernels(Operation *compute,
     return false;
   int64_t batch = args[0].sizes[0], hq = args[0].sizes[1],
           sq = args[0].sizes[2], hkv = args[1].sizes[1], sk = args[1].sizes[2];
+  // A paged cache's keys per sequence: its table's pages times their size.
+  if (auto op = dyn_cast<AttentionOp>(compute); op && op.getBlockTable()) {
+    unsigned table = 3 + (op.getSinks() ? 1 : 0) + 1;
+    if (args.size() <= table || args[table].sizes.size() != 2)
+      return false;
+    sk *= args[table].sizes[1];
+  }
   int64_t sms = cuda::multiprocessorCount();
   if (sms <= 0 || hkv <= 0 || hq % hkv)
     return false;

@@ -260,7 +260,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     func::FuncOp count = tensor_core::runtimeFunction(
         b, "faMultiprocessorCount", b.getFunctionType({}, {b.getI32Type()}));
     TileBuilder t(b, b.getF32Type(), blockN);
-    TileBuilder::Dims dims = t.attentionDims(args.q, args.k);
+    TileBuilder::Dims dims =
+        t.pagedDims(t.attentionDims(args.q, args.k), args.blockTable, args.k);
     Value sms = arith::IndexCastOp::create(
         b, b.getIndexType(), func::CallOp::create(b, count, {}).getResult(0));
     // The split kernel's blocks hold a kv head's group of query heads
@@ -343,14 +344,18 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                          Type element) {
     Block &body = fn.front();
     ValueRange a = body.getArguments();
-    // q, k, v, [sinks], [key_lengths], o, lse: the optional ones told apart
-    // by element type (float logits, i32 counts).
-    ForwardArgs args{a[0],    a[1], a[2], Value(), Value(), a[a.size() - 2],
-                     a.back()};
-    for (Value optional : a.drop_front(3).drop_back(2))
-      (isa<FloatType>(cast<MemRefType>(optional.getType()).getElementType())
-           ? args.sinks
-           : args.keyLengths) = optional;
+    // q, k, v, [sinks], [key_lengths], [block_table], o, lse: the optional
+    // ones told apart by type (float logits, i32 counts, an i32 table).
+    ForwardArgs args{a[0], a[1], a[2], {}, {}, {}, a[a.size() - 2], a.back()};
+    for (Value optional : a.drop_front(3).drop_back(2)) {
+      auto type = cast<MemRefType>(optional.getType());
+      if (isa<FloatType>(type.getElementType()))
+        args.sinks = optional;
+      else if (type.getRank() == 1)
+        args.keyLengths = optional;
+      else
+        args.blockTable = optional;
+    }
     Operation *first = &body.front();
     Value layoutOk = layoutCheck(first, element, {args.q, args.k, args.v,
                                                   args.o});

@@ -44,7 +44,8 @@ public:
                    StringRef kernelName) override {
     for (Value *m : {&args.q, &args.k, &args.v, &args.o})
       *m = withUnitStride(*m);
-    Dims dims = attentionDims(args.q, args.k);
+    Dims dims =
+        pagedDims(attentionDims(args.q, args.k), args.blockTable, args.k);
     Value tiles = ceilDiv(dims.sq, 16 * warps);
     launch({tiles, dims.hq, dims.batch}, forwardTileRows(), kernelName,
            [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
@@ -57,7 +58,8 @@ public:
                         StringRef mergeName) override {
     for (Value *m : {&args.q, &args.k, &args.v, &args.o})
       *m = withUnitStride(*m);
-    Dims dims = attentionDims(args.q, args.k);
+    Dims dims =
+        pagedDims(attentionDims(args.q, args.k), args.blockTable, args.k);
     // Where Q's fragments stay in registers, a block's rows are a kv head's
     // whole group (packedGroupRows): K/V go through each block once per
     // group instead of once per query head.
@@ -389,7 +391,7 @@ private:
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(nonEmpty.thenBlock());
-        loadTile(args.k, keys, p.lo, dims.sk, kvHead);
+        loadTile(args.k, keys, p.lo, dims.sk, kvHead, &dims);
       }
       phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockN,
             [&](Value n0, bool masked) {
@@ -575,8 +577,8 @@ private:
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(inPhase.thenBlock());
-        copyTile(args.k, slotOf(keys, slot), start, dims.sk, kvHead);
-        copyTile(args.v, slotOf(values, slot), start, dims.sk, kvHead);
+        copyTile(args.k, slotOf(keys, slot), start, dims.sk, kvHead, &dims);
+        copyTile(args.v, slotOf(values, slot), start, dims.sk, kvHead, &dims);
       }
       NVVM::CpAsyncCommitGroupOp::create(b);
     };
@@ -602,7 +604,7 @@ private:
                 const Dims &dims, const State &state, Value scaleLog2,
                 ArrayRef<Value> rowOf, Value n0, Value keyHi, Value phaseHi) {
     waitTiles(); // K(n0) landed; every warp is done with V of the last tile
-    loadTile(args.v, values, n0, dims.sk, kvHead);
+    loadTile(args.v, values, n0, dims.sk, kvHead, &dims);
     SmallVector<SmallVector<Value, 4>> s = softmaxTile(
         variant, dims, state, scaleLog2, rowOf, n0, keyHi, keys);
     waitTiles(); // V(n0) landed; every warp is done with K(n0)
@@ -613,7 +615,7 @@ private:
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(more.thenBlock());
-      loadTile(args.k, keys, next, dims.sk, kvHead);
+      loadTile(args.k, keys, next, dims.sk, kvHead, &dims);
     }
 
     // O += P V, P taken from the S registers.

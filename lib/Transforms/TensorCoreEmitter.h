@@ -76,7 +76,7 @@ inline func::FuncOp runtimeFunction(OpBuilder &b, StringRef name,
 
 /// Operands of a forward entry: q, k, v[, sinks], o, lse.
 struct ForwardArgs {
-  Value q, k, v, sinks, keyLengths, o, lse;
+  Value q, k, v, sinks, keyLengths, blockTable, o, lse;
 };
 
 /// The split-KV forward (decode): `count` blocks share each query block's
@@ -585,16 +585,18 @@ protected:
   /// Issues the cp.async copies of rows [start, start + rows) of
   /// source[batch, head] into `tile` (rows past `limit` are zero filled, so
   /// a partial last tile contributes nothing) and commits them as one
-  /// group. Chunk c of row r lands at sharedChunkColumn.
-  void loadTile(Value source, Value tile, Value start, Value limit,
-                Value head) {
-    copyTile(source, tile, start, limit, head);
+  /// group. Chunk c of row r lands at sharedChunkColumn. With `keys`, the
+  /// rows are keys, found through its block table where it has one
+  /// (TileBuilder::keyRow).
+  void loadTile(Value source, Value tile, Value start, Value limit, Value head,
+                const Dims *keys = nullptr) {
+    copyTile(source, tile, start, limit, head, keys);
     NVVM::CpAsyncCommitGroupOp::create(b);
   }
   /// loadTile's copies, left uncommitted, spread over every thread of the
   /// block.
-  void copyTile(Value source, Value tile, Value start, Value limit,
-                Value head) {
+  void copyTile(Value source, Value tile, Value start, Value limit, Value head,
+                const Dims *keys = nullptr) {
     int64_t rows = cast<MemRefType>(tile.getType()).getDimSize(0);
     int64_t chunkSize = chunkElements();
     int64_t chunksPerRow = headDim / chunkSize;
@@ -631,12 +633,13 @@ protected:
       Value srcRow = add(start, row);
       Value inRange = cmp(arith::CmpIPredicate::slt, srcRow, limit);
       Value srcElements = select(inRange, idx(chunkSize), idx(0));
+      auto [batchOrPage, at] =
+          keys ? keyRow(*keys, batchIdx, min(srcRow, lastRow))
+               : std::pair{batchIdx, min(srcRow, lastRow)};
       nvgpu::DeviceAsyncCopyOp::create(
           b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tile,
-          ValueRange{row, sharedChunkColumn(chunk, remi(row, 8))},
-          source,
-          ValueRange{batchIdx, head, min(srcRow, lastRow),
-                     mul(chunk, idx(chunkSize))},
+          ValueRange{row, sharedChunkColumn(chunk, remi(row, 8))}, source,
+          ValueRange{batchOrPage, head, at, mul(chunk, idx(chunkSize))},
           b.getIndexAttr(chunkSize), srcElements, b.getUnitAttr());
     }
   }

@@ -215,8 +215,9 @@ public:
   }
 
   void emitAttentionForward(const Variant &v, Value q, Value k, Value val,
-                            Value sinks, Value keyLengths, Value o, Value lse) {
-    Dims allDims = attentionDims(q, k);
+                            Value sinks, Value keyLengths, Value blockTable,
+                            Value o, Value lse) {
+    Dims allDims = pagedDims(attentionDims(q, k), blockTable, k);
     Value scale = fmul(scoreScale(v, allDims.d), flt(kLog2E));
     parallel(
         {ceilDiv(allDims.sq, blockM), allDims.hq, allDims.batch},
@@ -228,17 +229,21 @@ public:
           OnlineSoftmax os;
           os.width = dims.d;
           os.score = [&](Value i, Value j) {
+            auto [first, row] = keyRow(dims, bi, j);
             Value s = dot(
                 dims.d,
                 [&](Value d) {
                   return load(q, {bi, h, i, d});
                 },
                 [&](Value d) {
-                  return load(k, {bi, g, j, d});
+                  return load(k, {first, g, row, d});
                 });
             return fmul(s, scale);
           };
-          os.value = [&](Value j, Value c) { return load(val, {bi, g, j, c}); };
+          os.value = [&](Value j, Value c) {
+            auto [first, row] = keyRow(dims, bi, j);
+            return load(val, {first, g, row, c});
+          };
           os.init = [&]() -> std::pair<Value, Value> {
             if (!sinks)
               return {negInf(), flt(0.0)};
@@ -540,12 +545,14 @@ struct Tile : fa::impl::FATileBase<Tile> {
     TileEmitter emit(b, getAccumulatorType(element), blockM, blockN,
                      hoistScratch);
     if (auto op = dyn_cast<AttentionOp>(compute)) {
-      // q, k, v, [sinks], [key_lengths], o, lse.
+      // q, k, v, [sinks], [key_lengths], [block_table], o, lse.
       unsigned next = 3;
       Value sinks = op.getSinks() ? args[next++] : Value();
       Value keyLengths = op.getKeyLengths() ? args[next++] : Value();
+      Value blockTable = op.getBlockTable() ? args[next++] : Value();
       emit.emitAttentionForward(Variant::fromOp(op), args[0], args[1], args[2],
-                                sinks, keyLengths, args[next], args[next + 1]);
+                                sinks, keyLengths, blockTable, args[next],
+                                args[next + 1]);
     } else if (auto op = dyn_cast<AttentionGradOp>(compute)) {
       bool sinks = static_cast<bool>(op.getSinks());
       unsigned out = sinks ? 7 : 6;

@@ -105,6 +105,34 @@ TileBuilder::Dims TileBuilder::attentionDims(Value q, Value k) {
   return dims;
 }
 
+TileBuilder::Dims TileBuilder::pagedDims(const Dims &dims, Value blockTable,
+                                         Value k) {
+  if (!blockTable)
+    return dims;
+  Dims paged = dims;
+  paged.blockTable = blockTable;
+  paged.pages = dim(k, 0);
+  paged.pageSize = dim(k, 2);
+  paged.sk = mul(dim(blockTable, 1), paged.pageSize);
+  paged.offset = sub(paged.sk, dims.sq);
+  return paged;
+}
+
+std::pair<Value, Value> TileBuilder::keyRow(const Dims &dims, Value batch,
+                                            Value j) {
+  if (!dims.blockTable)
+    return {batch, j};
+  // A copy's clamped row is -1 when a sequence has no key; it reads nothing
+  // then, but its address must stay inside the table.
+  j = max(j, idx(0));
+  Value slot = arith::DivUIOp::create(b, j, dims.pageSize);
+  Value page = arith::IndexCastOp::create(
+      b, b.getIndexType(),
+      memref::LoadOp::create(b, dims.blockTable, ValueRange{batch, slot}));
+  return {clamp(page, idx(0), sub(dims.pages, idx(1))),
+          arith::RemUIOp::create(b, j, dims.pageSize)};
+}
+
 TileBuilder::Dims TileBuilder::batchDims(const Dims &dims, Value keyLengths,
                                          Value batch) {
   if (!keyLengths)

@@ -155,8 +155,19 @@ public:
   /// Sizes shared by every attention entry.
   struct Dims {
     mlir::Value batch, hq, hkv, sq, sk, d, group, offset;
+    /// A paged cache (fa.attention's block_table): k and v are [pages,
+    /// Hkv, pageSize, D]; null otherwise.
+    mlir::Value blockTable, pages, pageSize;
   };
   Dims attentionDims(mlir::Value q, mlir::Value k);
+  /// attentionDims over a paged cache: Sk is the table's pages per
+  /// sequence times the page size. `dims` where `blockTable` is null.
+  Dims pagedDims(const Dims &dims, mlir::Value blockTable, mlir::Value k);
+  /// The first two indices of key j of batch entry `batch` in k and v:
+  /// (batch, j), or in a paged cache (the page the table names, clamped to
+  /// the cache's pages, and j's row in it).
+  std::pair<mlir::Value, mlir::Value> keyRow(const Dims &dims,
+                                             mlir::Value batch, mlir::Value j);
   /// Batch entry `batch`'s dims: Sk (and the causal offset) from
   /// fa.attention's `key_lengths`, clamped to [0, Sk], where it has them;
   /// `dims` where `keyLengths` is null. Every bound, predicate and load

@@ -65,9 +65,9 @@ def attention(q, k, v, *, causal=False, window=None, sink_tokens=0,
     return (o, lse) if return_lse else o
 
 
-def decode(q, k_cache, v_cache, *, cache_seqlens, causal=True, window=None,
-           sink_tokens=0, sinks=None, scale=None, return_lse=False,
-           check_lengths=True):
+def decode(q, k_cache, v_cache, *, cache_seqlens, block_table=None,
+           causal=True, window=None, sink_tokens=0, sinks=None, scale=None,
+           return_lse=False, check_lengths=True):
     """Attention of a few query rows per sequence (a decode step, or a
     speculative block of them) over KV caches filled to different lengths.
 
@@ -80,8 +80,15 @@ def decode(q, k_cache, v_cache, *, cache_seqlens, causal=True, window=None,
     cache_seqlens[b], bottom-right aligned as in `attention`. sinks and
     scale as in `attention`.
 
-    check_lengths: cache_seqlens is checked to lie in [0, S_cache], which
-    reads it: for CUDA tensors a synchronisation with the GPU, which costs
+    block_table: a paged cache. k_cache and v_cache are then
+    [pages, Hkv, P, D] (a [pages, P, Hkv, D] pool transposed works), and
+    sequence b's key j is row j % P of page block_table[b, j // P]
+    (int32 [B, N]; entries past a sequence's length are never read, so
+    they may hold anything, -1 included). Any page size P.
+
+    check_lengths: cache_seqlens is checked to lie in [0, S_cache] (N * P
+    when paged), and the pages the lengths reach to lie in the cache; that
+    reads them: for CUDA tensors a synchronisation with the GPU, which costs
     a serving loop its queued launches (bench/NOTES.md). Pass False there
     (or capture the step in a CUDA graph, where the check is skipped): the
     kernels then clamp each length to [0, S_cache], so they never read
@@ -98,9 +105,9 @@ def decode(q, k_cache, v_cache, *, cache_seqlens, causal=True, window=None,
     if not isinstance(check_lengths, bool):
         raise TypeError(f"check_lengths must be a bool, got "
                         f"{check_lengths!r}")
-    o, lse = _api.decode_forward(q, k_cache, v_cache, cache_seqlens, causal,
-                                 window, sink_tokens, sinks, scale,
-                                 check_lengths)
+    o, lse = _api.decode_forward(q, k_cache, v_cache, cache_seqlens,
+                                 block_table, causal, window, sink_tokens,
+                                 sinks, scale, check_lengths)
     return (o, lse) if return_lse else o
 
 

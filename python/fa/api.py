@@ -243,11 +243,13 @@ def _run(program, name, entry, tensors):
         raise MemoryError(str(e)) from None
 
 
-def check_attention_args(q, k, v, causal, window, sink_tokens, sinks, scale):
-    """Raises ValueError/TypeError naming the argument that is wrong."""
+def check_attention_args(q, k, v, causal, window, sink_tokens, sinks, scale,
+                         paged=False):
+    """Raises ValueError/TypeError naming the argument that is wrong.
+    `paged`: k and v are [pages, Hkv, P, D], not q's batch."""
+    kv_layout = "[pages, Hkv, P, D]" if paged else "[B, Hkv, Sk, D]"
     for name, x, layout in (("q", q, "[B, Hq, Sq, D]"),
-                            ("k", k, "[B, Hkv, Sk, D]"),
-                            ("v", v, "[B, Hkv, Sk, D]")):
+                            ("k", k, kv_layout), ("v", v, kv_layout)):
         _check_tensor(name, x, 4, layout)
     named = [("q", q), ("k", k), ("v", v)]
     if sinks is not None:
@@ -257,9 +259,10 @@ def check_attention_args(q, k, v, causal, window, sink_tokens, sinks, scale):
     for name, x in (("k", k), ("v", v)):
         if x.dtype != q.dtype:
             raise TypeError(f"{name} has dtype {x.dtype} but q has {q.dtype}")
-    if q.shape[0] != k.shape[0] or k.shape != v.shape:
-        raise ValueError(f"k and v must be [B, Hkv, Sk, D] with q's B, got "
-                         f"q {tuple(q.shape)}, k {tuple(k.shape)}, "
+    if (not paged and q.shape[0] != k.shape[0]) or k.shape != v.shape:
+        raise ValueError(f"k and v must be {kv_layout}"
+                         f"{'' if paged else ' with q' + chr(39) + 's B'}, "
+                         f"got q {tuple(q.shape)}, k {tuple(k.shape)}, "
                          f"v {tuple(v.shape)}")
     if q.shape[3] != k.shape[3]:
         raise ValueError(f"head dims differ: q has D = {q.shape[3]}, k has "
@@ -411,45 +414,72 @@ def attention_forward(q, k, v, causal, window, sink_tokens, sinks, scale):
     return o, lse
 
 
-def check_cache_seqlens(cache_seqlens, q, k, check_values=True):
+def _check_int32(name, x, q, rank, layout, shape):
+    _check_tensor(name, x, rank, layout)
+    _check_same_place([("q", q), (name, x)])
+    if not _is_int32(x):
+        raise TypeError(f"{name} must have dtype int32, got {x.dtype}")
+    if tuple(x.shape[:len(shape)]) != shape:
+        raise ValueError(f"{name} must have shape {layout} with B = "
+                         f"{q.shape[0]}, got {tuple(x.shape)}")
+
+
+def check_cache_seqlens(cache_seqlens, block_table, q, k, check_values=True):
     """Raises TypeError/ValueError unless cache_seqlens is int32 [B] beside
-    q, and, with check_values, every length in [0, Sk]. The values are read
-    (for CUDA tensors a synchronisation) except while a CUDA graph is being
-    captured. Unchecked, the kernels clamp each length to [0, Sk]: they
-    never read outside the cache either way."""
-    _check_tensor("cache_seqlens", cache_seqlens, 1, "[B]")
-    _check_same_place([("q", q), ("cache_seqlens", cache_seqlens)])
-    if not _is_int32(cache_seqlens):
-        raise TypeError(f"cache_seqlens must have dtype int32, got "
-                        f"{cache_seqlens.dtype}")
-    if cache_seqlens.shape[0] != q.shape[0]:
-        raise ValueError(f"cache_seqlens must have shape [B] = "
-                         f"[{q.shape[0]}], got {tuple(cache_seqlens.shape)}")
+    q (and block_table, where given, int32 [B, N]), and, with check_values,
+    every length in [0, Sk] (Sk: the cache's length, or N pages of k's P
+    keys) and every page a sequence's length reaches in [0, pages). The
+    values are read (for CUDA tensors a synchronisation) except while a
+    CUDA graph is being captured. Unchecked, the kernels clamp each length
+    to [0, Sk] and each page to [0, pages): they never read outside the
+    cache either way."""
+    _check_int32("cache_seqlens", cache_seqlens, q, 1, "[B]", (q.shape[0],))
+    sk = k.shape[2]
+    if block_table is not None:
+        _check_int32("block_table", block_table, q, 2, "[B, N]",
+                     (q.shape[0],))
+        sk = block_table.shape[1] * k.shape[2]
     if not check_values:
         return
     if _is_torch(cache_seqlens):
         if cache_seqlens.is_cuda and torch.cuda.is_current_stream_capturing():
             return
-        lo, hi = (int(x) for x in torch.aminmax(cache_seqlens))
+        lengths = cache_seqlens.cpu().numpy()
+        table = None if block_table is None else block_table.cpu().numpy()
     else:
-        lo, hi = int(cache_seqlens.min()), int(cache_seqlens.max())
-    if lo < 0 or hi > k.shape[2]:
+        lengths, table = cache_seqlens, block_table
+    lo, hi = int(lengths.min()), int(lengths.max())
+    if lo < 0 or hi > sk:
         bad = lo if lo < 0 else hi
         raise ValueError(f"cache_seqlens holds {bad}, outside [0, Sk] = "
-                         f"[0, {k.shape[2]}] (the cache's length)")
+                         f"[0, {sk}] (the cache's length"
+                         f"{'' if table is None else ': N pages of P keys'})")
+    if table is None:
+        return
+    pages, size = k.shape[0], k.shape[2]
+    used = np.arange(table.shape[1])[None, :] < \
+        ((lengths + size - 1) // size)[:, None]
+    bad = used & ((table < 0) | (table >= pages))
+    if bad.any():
+        b, slot = (int(x) for x in np.argwhere(bad)[0])
+        raise ValueError(f"block_table[{b}, {slot}] = {int(table[b, slot])} "
+                         f"is not a page of the cache [0, {pages}), and "
+                         f"sequence {b}'s {int(lengths[b])} keys reach it")
 
 
-def decode_forward(q, k, v, cache_seqlens, causal, window, sink_tokens,
-                   sinks, scale, check_lengths=True):
+def decode_forward(q, k, v, cache_seqlens, block_table, causal, window,
+                   sink_tokens, sinks, scale, check_lengths=True):
     """o, lse of attention over caches filled to cache_seqlens[b] keys (no
     autograd: the kernels have no backward)."""
     # A repeat of a checked call (a serving loop's steps) skips the checks
     # of everything but the lengths' values, as attention's calls do.
     signature = _call_signature(q, k, v, causal, window, sink_tokens, sinks,
                                 scale, False, "decode")
-    if signature is not None and type(cache_seqlens) is torch.Tensor:
-        signature += (cache_seqlens.shape, cache_seqlens.stride(),
-                      cache_seqlens.dtype, cache_seqlens.device)
+    extra = [cache_seqlens] + ([] if block_table is None else [block_table])
+    if signature is not None and all(type(x) is torch.Tensor for x in extra):
+        for x in extra:
+            signature += (x.shape, x.stride(), x.dtype, x.device)
+        signature += (block_table is not None,)
     else:
         signature = None
     try:
@@ -460,18 +490,20 @@ def decode_forward(q, k, v, cache_seqlens, causal, window, sink_tokens,
     if known is not None:
         dtype, program = known
         if check_lengths:
-            check_cache_seqlens(cache_seqlens, q, k)
+            check_cache_seqlens(cache_seqlens, block_table, q, k)
     else:
+        paged = block_table is not None
         dtype = check_attention_args(q, k, v, causal, window, sink_tokens,
-                                     sinks, scale)
-        check_cache_seqlens(cache_seqlens, q, k, check_lengths)
+                                     sinks, scale, paged)
+        check_cache_seqlens(cache_seqlens, block_table, q, k, check_lengths)
         learnable = sinks is not None
         variant = dict(causal=causal, window=window, sink_tokens=sink_tokens,
                        scale=scale)
         head_dim = int(q.shape[3])
-        key = ("decode", learnable, head_dim, tuple(sorted(variant.items())))
+        key = ("decode", learnable, paged, head_dim,
+               tuple(sorted(variant.items())))
         program = _program(key, lambda: decode_spec(
-            "decode", dtype, learnable, head_dim, **variant), dtype,
+            "decode", dtype, learnable, head_dim, paged, **variant), dtype,
             _target(q), _allow_tf32(q, dtype), entry="forward")
         if signature is not None:
             if len(_checked_calls) >= _CHECKED_CALLS_MAX:
@@ -481,7 +513,7 @@ def decode_forward(q, k, v, cache_seqlens, causal, window, sink_tokens,
     b, hq, sq, d = q.shape
     o = _empty_like(q, (b, hq, sq, d), dtype)
     lse = _empty_like(q, (b, hq, sq), accumulator(dtype))
-    ins = [q, k, v] + ([sinks] if learnable else []) + [cache_seqlens]
+    ins = [q, k, v] + ([sinks] if learnable else []) + extra
     _run(program, "decode", "forward", ins + [o, lse])
     return o, lse
 

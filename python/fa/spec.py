@@ -67,10 +67,11 @@ def attention_spec(name, dtype, learnable_sinks=False, head_dim=None,
 
 
 def decode_spec(name, dtype, learnable_sinks=False, head_dim=None,
-                **variant):
+                paged=False, **variant):
     """An fa.kernel with the forward of one variant over a KV cache filled
-    to a length per batch entry (fa.attention's key_lengths, i32 [B]); it
-    has no backward."""
+    to a length per batch entry (fa.attention's key_lengths, i32 [B]), in
+    pages with `paged` (its block_table, i32 [B, N]); it has no
+    backward."""
     q, lse = _tensor(4, dtype, head_dim), _tensor(3, accumulator(dtype))
     names, types = ["q", "k", "v"], [q, q, q]
     use = ""
@@ -81,6 +82,10 @@ def decode_spec(name, dtype, learnable_sinks=False, head_dim=None,
     names.append("n")
     types.append(_tensor(1, "i32"))
     use += " key_lengths %n"
+    if paged:
+        names.append("t")
+        types.append(_tensor(2, "i32"))
+        use += " block_table %t"
     c = clauses(**variant)
     c = " " + c if c else ""
     args = ", ".join(f"%{n}: {t}" for n, t in zip(names, types))

@@ -380,7 +380,7 @@ def test_decode_refuses_bad_lengths():
     with pytest.raises(TypeError, match="cache_seqlens must have dtype int32"):
         fa.decode(q, k, v, cache_seqlens=np.array([1, 2], np.int64))
     with pytest.raises(ValueError, match=r"cache_seqlens must have shape "
-                       r"\[B\] = \[2\], got \(3,\)"):
+                       r"\[B\] with B = 2, got \(3,\)"):
         fa.decode(q, k, v, cache_seqlens=np.array([1, 2, 3], np.int32))
     with pytest.raises(ValueError, match=r"cache_seqlens holds 11, outside "
                        r"\[0, Sk\] = \[0, 10\]"):
@@ -404,3 +404,71 @@ def test_decode_unchecked_lengths_are_clamped_to_the_cache():
     ref_o, ref_lse = ref_decode(q, k, v, np.array([10, 0]))
     assert relative_error(o, ref_o) < 1e-10
     assert relative_error(lse, ref_lse) < 1e-10
+
+
+@pytest.mark.parametrize("page", [16, 64])
+@pytest.mark.parametrize("variant", DECODE_VARIANTS)
+@pytest.mark.parametrize("sq", [1, 4, 16])
+def test_paged_decode_reads_each_sequence_through_its_block_table(page,
+                                                                  variant,
+                                                                  sq):
+    # A pool of pages, [pages, P, Hkv, D] as serving stacks keep it (taken
+    # transposed), shared by three sequences in shuffled pages; the pages
+    # no sequence owns, and the rows past each length, hold NaN; the table
+    # entries past a sequence's pages are -1.
+    rng = np.random.default_rng(page + sq)
+    lengths = np.array([1, 3 * page + 5, 0], np.int32)
+    owned = -(-lengths // page)
+    pages = 12
+    order = rng.permutation(pages)
+    table = np.full((3, 5), -1, np.int32)
+    at = 0
+    for b, n in enumerate(owned):
+        table[b, :n] = order[at:at + n]
+        at += n
+    pool_k = np.full((pages, page, 2, 16), np.nan)
+    pool_v = np.full((pages, page, 2, 16), np.nan)
+    contiguous_k = rand(rng, (3, 2, 5 * page, 16))
+    contiguous_v = rand(rng, (3, 2, 5 * page, 16))
+    for b in range(3):
+        for j in range(lengths[b]):
+            p, r = table[b, j // page], j % page
+            pool_k[p, r] = contiguous_k[b, :, j]
+            pool_v[p, r] = contiguous_v[b, :, j]
+    q = rand(rng, (3, 8, sq, 16))
+    s = rand(rng, (8,))
+    o, lse = fa.decode(q, pool_k.transpose(0, 2, 1, 3),
+                       pool_v.transpose(0, 2, 1, 3), cache_seqlens=lengths,
+                       block_table=table, sinks=s, return_lse=True, **variant)
+    ref_o, ref_lse = ref_decode(q, contiguous_k, contiguous_v, lengths,
+                                sinks=s, **variant)
+    assert relative_error(o, ref_o) < 1e-10
+    assert relative_error(lse, ref_lse) < 1e-10
+
+
+def test_paged_decode_refuses_bad_tables():
+    rng = np.random.default_rng(3)
+    q = rand(rng, (2, 4, 1, 16))
+    k = v = rand(rng, (6, 2, 16, 16))  # 6 pages of 16 keys
+    n = np.array([20, 3], np.int32)
+    table = np.array([[0, 5], [2, -1]], np.int32)
+    fa.decode(q, k, v, cache_seqlens=n, block_table=table)
+    with pytest.raises(ValueError, match=r"block_table\[0, 1\] = 6 is not a "
+                       r"page of the cache \[0, 6\), and sequence 0's 20 "
+                       r"keys reach it"):
+        fa.decode(q, k, v, cache_seqlens=n,
+                  block_table=np.array([[0, 6], [2, -1]], np.int32))
+    with pytest.raises(ValueError, match=r"cache_seqlens holds 33, outside "
+                       r"\[0, Sk\] = \[0, 32\] \(the cache's length: N "
+                       r"pages of P keys\)"):
+        fa.decode(q, k, v, cache_seqlens=np.array([33, 3], np.int32),
+                  block_table=table)
+    with pytest.raises(TypeError, match="block_table must have dtype int32"):
+        fa.decode(q, k, v, cache_seqlens=n, block_table=table.astype(np.int64))
+    with pytest.raises(ValueError, match=r"block_table must have shape "
+                       r"\[B, N\] with B = 2, got \(1, 2\)"):
+        fa.decode(q, k, v, cache_seqlens=n, block_table=table[:1])
+    # Unchecked, a bad page is clamped to the cache: no read outside it.
+    o = fa.decode(q, k, v, cache_seqlens=n, check_lengths=False,
+                  block_table=np.array([[0, 99], [2, -1]], np.int32))
+    assert np.isfinite(o).all()

@@ -208,6 +208,53 @@ def test_decode_over_caches_filled_to_ragged_lengths(device, shape, variant):
     assert rel(o, ref) < TOL[torch.bfloat16]
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("page", [16, 64])
+@pytest.mark.parametrize("shape", [(3, 32, 8, 1, 2000, 128),
+                                   (40, 64, 8, 2, 300, 64),
+                                   (2, 8, 8, 16, 700, 128)])
+def test_paged_decode_reads_each_sequence_through_its_block_table(
+        device, page, shape):
+    """fa.decode over a shuffled pool of pages ([pages, P, Hkv, D], taken
+    transposed) against the same keys in contiguous caches; the pool's
+    unowned pages and the rows past each length are NaN (never read)."""
+    b, hq, hkv, sq, slots, d = shape
+    torch.manual_seed(page + slots)
+    lengths = torch.randint(1, slots + 1, (b,), dtype=torch.int32)
+    lengths[0], lengths[-1] = 1, slots
+    n = -(-slots // page)
+    k, v = (torch.randn(b, hkv, n * page, d, dtype=torch.bfloat16)
+            for _ in range(2))
+    pages = b * n + 3
+    table = torch.randperm(pages)[:b * n].reshape(b, n).to(torch.int32)
+    pool_k = torch.full((pages, page, hkv, d), float("nan"),
+                        dtype=torch.bfloat16)
+    pool_v = pool_k.clone()
+    for e in range(b):
+        for j in range(-(-int(lengths[e]) // page)):
+            rows = slice(j * page, (j + 1) * page)
+            pool_k[table[e, j]] = k[e, :, rows].transpose(0, 1)
+            pool_v[table[e, j]] = v[e, :, rows].transpose(0, 1)
+    past = torch.arange(n * page)[None, None, :, None] >= \
+        lengths[:, None, None, None]
+    k, v = k.masked_fill(past, 0), v.masked_fill(past, 0)
+    for e in range(b):  # the rows of a last page past the length: NaN
+        j = int(lengths[e]) // page
+        if int(lengths[e]) % page:
+            pool_k[table[e, j], int(lengths[e]) % page:] = float("nan")
+            pool_v[table[e, j], int(lengths[e]) % page:] = float("nan")
+    q = torch.randn(b, hq, sq, d, dtype=torch.bfloat16)
+    sinks = torch.randn(hq)
+    o = fa.decode(q.to(device), pool_k.to(device).transpose(1, 2),
+                  pool_v.to(device).transpose(1, 2),
+                  cache_seqlens=lengths.to(device),
+                  block_table=table.to(device), sinks=sinks.to(device),
+                  window=128)
+    ref = reference_decode(q, k, v, lengths, causal=True, window=128,
+                           sinks=sinks)
+    assert rel(o.cpu(), ref) < TOL[torch.bfloat16]
+
+
 def test_decode_checks_every_calls_lengths_not_only_the_first():
     # A repeat of a checked call skips the shape checks, never the values.
     q = torch.randn(2, 4, 1, 16)

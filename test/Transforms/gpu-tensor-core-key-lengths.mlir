@@ -25,3 +25,27 @@ fa.kernel @cache {
     return %o, %lse : tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>
   }
 }
+
+// A paged cache (block_table): the copies of K/V rows go through the
+// table. Row j of a tile is page table[b, j / P] (clamped to the cache's
+// pages), row j mod P; Sk for the split count is N * P.
+// CHECK-LABEL: func.func @paged_forward(
+// CHECK-SAME: %[[TABLE:[^:]*]]: memref<?x?xi32, strided<[?, ?], offset: ?>>
+// CHECK: %[[PAGES:.*]] = memref.dim %[[TABLE]], %c1
+// CHECK: arith.muli %[[PAGES]], %c16 : index
+// CHECK: gpu.launch {{.*}} module(@paged_forward_split_kv_d64)
+// CHECK: %[[SLOT:.*]] = arith.divui %{{.*}}, %c16 : index
+// CHECK: %[[PAGE:.*]] = memref.load %[[TABLE]][%{{.*}}, %[[SLOT]]]
+// CHECK: %[[PAGEIDX:.*]] = arith.index_cast %[[PAGE]] : i32 to index
+// CHECK: arith.maxsi %[[PAGEIDX]], %c0 : index
+// CHECK: arith.remui %{{.*}}, %c16 : index
+// CHECK: nvgpu.device_async_copy
+// CHECK-NOT: wgmma
+// CHECK: gpu.launch {{.*}} module(@paged_forward_mma_d64)
+// CHECK: memref.load %[[TABLE]]
+fa.kernel @paged {
+  func.func @forward(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x16x64xbf16>, %v: tensor<?x2x16x64xbf16>, %n: tensor<?xi32>, %t: tensor<?x?xi32>) -> (tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>) {
+    %o, %lse = fa.attention %q, %k, %v key_lengths %n block_table %t mask causal : (tensor<?x8x?x64xbf16>, tensor<?x2x16x64xbf16>, tensor<?x2x16x64xbf16>, tensor<?xi32>, tensor<?x?xi32>) -> (tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>)
+    return %o, %lse : tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>
+  }
+}

@@ -97,7 +97,9 @@ static LogicalResult verifySameElementType(Operation *op, StringRef name,
 }
 
 /// Checks the q/k/v layout shared by the forward and the backward.
-static LogicalResult verifyQKV(Operation *op, Value q, Value k, Value v) {
+/// `paged`: k and v are [pages, Hkv, P, D], not q's batch.
+static LogicalResult verifyQKV(Operation *op, Value q, Value k, Value v,
+                               bool paged = false) {
   if (failed(verifyOperandRank(op, "q", q, 4, "[B, Hq, Sq, D]")) ||
       failed(verifyOperandRank(op, "k", k, 4, "[B, Hkv, Sk, D]")) ||
       failed(verifyOperandRank(op, "v", v, 4, "[B, Hkv, Sk, D]")) ||
@@ -108,10 +110,14 @@ static LogicalResult verifyQKV(Operation *op, Value q, Value k, Value v) {
   ArrayRef<int64_t> ks = tensorType(k).getShape();
   ArrayRef<int64_t> vs = tensorType(v).getShape();
   for (auto [name, shape] : {std::pair{"k", ks}, std::pair{"v", vs}})
-    if (conflict(qs[0], shape[0]))
+    if (!paged && conflict(qs[0], shape[0]))
       return op->emitOpError() << "batch sizes differ: 'q' has B = "
                                << sizeStr(qs[0]) << ", '" << name
                                << "' has B = " << sizeStr(shape[0]);
+  if (paged && conflict(ks[0], vs[0]))
+    return op->emitOpError()
+           << "'k' and 'v' page counts differ: " << sizeStr(ks[0]) << " vs "
+           << sizeStr(vs[0]);
   if (conflict(ks[1], vs[1]))
     return op->emitOpError() << "'k' and 'v' head counts differ: "
                              << sizeStr(ks[1]) << " vs " << sizeStr(vs[1]);
@@ -189,9 +195,10 @@ static LogicalResult verifySinks(Operation *op, StringRef name, Value sinks,
 /// What fa.attention and fa.attention_grad share: q/k/v, the variant
 /// attributes, the sinks, and the forward's o and lse.
 template <typename OpT>
-static LogicalResult verifyAttentionOperands(OpT op, Value o, Value lse) {
+static LogicalResult verifyAttentionOperands(OpT op, Value o, Value lse,
+                                             bool paged = false) {
   Operation *raw = op.getOperation();
-  if (failed(verifyQKV(raw, op.getQ(), op.getK(), op.getV())) ||
+  if (failed(verifyQKV(raw, op.getQ(), op.getK(), op.getV(), paged)) ||
       failed(verifyVariant(raw, op.getMask(), op.getWindow(),
                            op.getSinkTokens(), op.getScale())))
     return failure();
@@ -207,14 +214,29 @@ static LogicalResult verifyAttentionOperands(OpT op, Value o, Value lse) {
 }
 
 LogicalResult AttentionOp::verify() {
-  if (failed(verifyAttentionOperands(*this, getO(), getLse())))
+  bool paged = static_cast<bool>(getBlockTable());
+  if (failed(verifyAttentionOperands(*this, getO(), getLse(), paged)))
     return failure();
-  if (!getKeyLengths())
+  Type i32 = IntegerType::get(getContext(), 32);
+  int64_t batch = tensorType(getQ()).getDimSize(0);
+  if (getKeyLengths() &&
+      failed(verifyExactType(*this, "key_lengths", getKeyLengths(),
+                             RankedTensorType::get({batch}, i32),
+                             "one key count per batch entry")))
+    return failure();
+  if (!paged)
     return success();
-  auto expected = RankedTensorType::get({tensorType(getQ()).getDimSize(0)},
-                                        IntegerType::get(getContext(), 32));
-  return verifyExactType(*this, "key_lengths", getKeyLengths(), expected,
-                         "one key count per batch entry");
+  if (!getKeyLengths())
+    return emitOpError() << "block_table needs key_lengths (how far each "
+                            "sequence fills its pages)";
+  auto table = dyn_cast<RankedTensorType>(getBlockTable().getType());
+  if (!table || table.getRank() != 2 || table.getElementType() != i32 ||
+      conflict(table.getDimSize(0), batch))
+    return emitOpError() << "'block_table' must be a tensor of i32 [B, "
+                            "pages per sequence] with B = "
+                         << sizeStr(batch) << ", got "
+                         << getBlockTable().getType();
+  return success();
 }
 
 LogicalResult AttentionGradOp::verify() {

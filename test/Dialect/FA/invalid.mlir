@@ -383,3 +383,27 @@ func.func @f(%q: tensor<2x8x1x64xf32>, %k: tensor<2x2x32x64xf32>, %v: tensor<2x2
   %o, %lse = fa.attention %q, %k, %v key_lengths %n : (tensor<2x8x1x64xf32>, tensor<2x2x32x64xf32>, tensor<2x2x32x64xf32>, tensor<3xi32>) -> (tensor<2x8x1x64xf32>, tensor<2x8x1xf32>)
   return
 }
+
+// -----
+
+func.func @f(%q: tensor<2x8x1x64xf32>, %k: tensor<9x2x16x64xf32>, %v: tensor<9x2x16x64xf32>, %t: tensor<2x4xi32>) {
+  // expected-error @+1 {{block_table needs key_lengths (how far each sequence fills its pages)}}
+  %o, %lse = fa.attention %q, %k, %v block_table %t : (tensor<2x8x1x64xf32>, tensor<9x2x16x64xf32>, tensor<9x2x16x64xf32>, tensor<2x4xi32>) -> (tensor<2x8x1x64xf32>, tensor<2x8x1xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x1x64xf32>, %k: tensor<9x2x16x64xf32>, %v: tensor<9x2x16x64xf32>, %n: tensor<2xi32>, %t: tensor<3x4xi32>) {
+  // expected-error @+1 {{'block_table' must be a tensor of i32 [B, pages per sequence] with B = 2, got 'tensor<3x4xi32>'}}
+  %o, %lse = fa.attention %q, %k, %v key_lengths %n block_table %t : (tensor<2x8x1x64xf32>, tensor<9x2x16x64xf32>, tensor<9x2x16x64xf32>, tensor<2xi32>, tensor<3x4xi32>) -> (tensor<2x8x1x64xf32>, tensor<2x8x1xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x1x64xf32>, %k: tensor<9x2x16x64xf32>, %v: tensor<8x2x16x64xf32>, %n: tensor<2xi32>, %t: tensor<2x4xi32>) {
+  // expected-error @+1 {{'k' and 'v' page counts differ: 9 vs 8}}
+  %o, %lse = fa.attention %q, %k, %v key_lengths %n block_table %t : (tensor<2x8x1x64xf32>, tensor<9x2x16x64xf32>, tensor<8x2x16x64xf32>, tensor<2xi32>, tensor<2x4xi32>) -> (tensor<2x8x1x64xf32>, tensor<2x8x1xf32>)
+  return
+}

@@ -37,6 +37,10 @@ def FA_AttentionOp : FA_Op<"attention", [Pure, AttrSizedOperandSegments]> {
       are never read, and Sk in the masks above is n[b]. A length outside
       [0, Sk] is taken as its nearest end. Forward only: a kernel with it
       has no @backward.
+    - `block_table %t` (tensor<BxNxi32>, needs key_lengths): a paged cache.
+      k and v are [pages, Hkv, P, D]: pages of P keys, and batch b's key j
+      is row j mod P of page t[b, j / P]. Sk is N * P. A page index outside
+      [0, pages) is taken as its nearest end.
 
     ```mlir
     %o, %lse = fa.attention %q, %k, %v mask causal window 4096
@@ -47,10 +51,11 @@ def FA_AttentionOp : FA_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let arguments = !con((ins
     AnyRankedTensor:$q, AnyRankedTensor:$k, AnyRankedTensor:$v,
     Optional<AnyRankedTensor>:$sinks,
-    Optional<AnyRankedTensor>:$key_lengths), FA_VariantAttrs);
+    Optional<AnyRankedTensor>:$key_lengths,
+    Optional<AnyRankedTensor>:$block_table), FA_VariantAttrs);
   let results = (outs AnyRankedTensor:$o, AnyRankedTensor:$lse);
   let assemblyFormat = !strconcat("$q `,` $k `,` $v (`sinks` $sinks^)? ",
-    "(`key_lengths` $key_lengths^)? ",
+    "(`key_lengths` $key_lengths^)? (`block_table` $block_table^)? ",
     FA_VariantFormat, " attr-dict `:` functional-type(operands, results)");
   let hasVerifier = 1;
 }
