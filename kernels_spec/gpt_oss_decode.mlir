@@ -20,3 +20,15 @@ fa.kernel @gpt_oss_decode_full {
     return %o, %lse : tensor<?x64x?x64xbf16>, tensor<?x64x?xf32>
   }
 }
+
+// The full layer over a paged cache (vLLM's and FlashInfer's layout, taken
+// transposed): pages of 16 keys, [pages, 8, 16, 64]; sequence b's key j is
+// row j mod 16 of page %table[b, j / 16].
+fa.kernel @gpt_oss_decode_paged {
+  func.func @forward(%q: tensor<?x64x?x64xbf16>, %k: tensor<?x8x16x64xbf16>, %v: tensor<?x8x16x64xbf16>, %sinks: tensor<64xf32>, %lengths: tensor<?xi32>, %table: tensor<?x?xi32>)
+      -> (tensor<?x64x?x64xbf16>, tensor<?x64x?xf32>) {
+    %o, %lse = fa.attention %q, %k, %v sinks %sinks key_lengths %lengths block_table %table mask causal
+        : (tensor<?x64x?x64xbf16>, tensor<?x8x16x64xbf16>, tensor<?x8x16x64xbf16>, tensor<64xf32>, tensor<?xi32>, tensor<?x?xi32>) -> (tensor<?x64x?x64xbf16>, tensor<?x64x?xf32>)
+    return %o, %lse : tensor<?x64x?x64xbf16>, tensor<?x64x?xf32>
+  }
+}

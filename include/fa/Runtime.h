@@ -60,6 +60,8 @@ struct KernelInfo {
   bool learnableSinks = false;
   /// fa.attention takes key_lengths (one key count per batch entry).
   bool keyLengths = false;
+  /// fa.attention takes a block_table: k and v are pages.
+  bool blockTable = false;
   std::optional<double> scale;
   /// Forward argument names in call order and their sizes (-1: dynamic).
   std::vector<std::string> argNames;

@@ -238,7 +238,10 @@ static std::vector<ArgumentInfo> arguments(Operation *compute) {
   const char *rows = "B Hq Sq", *heads = "Hq";
   std::vector<ArgumentInfo> args;
   if (auto op = dyn_cast<AttentionOp>(compute)) {
-    args = {{"q", queries}, {"k", keys}, {"v", keys}};
+    const char *pages = "pages Hkv P D";
+    args = {{"q", queries},
+            {"k", op.getBlockTable() ? pages : keys},
+            {"v", op.getBlockTable() ? pages : keys}};
     if (op.getSinks())
       args.push_back({"sinks", heads});
     if (op.getKeyLengths())
@@ -287,6 +290,7 @@ static KernelInfo describe(KernelOp kernel) {
     info.sinkTokens = op.getSinkTokens();
     info.learnableSinks = static_cast<bool>(op.getSinks());
     info.keyLengths = static_cast<bool>(op.getKeyLengths());
+    info.blockTable = static_cast<bool>(op.getBlockTable());
     if (auto scale = op.getScale())
       info.scale = scale->convertToDouble();
   } else {

@@ -177,6 +177,7 @@ py::dict describe(const fa::KernelInfo &info) {
   d["sink_tokens"] = info.sinkTokens;
   d["learnable_sinks"] = info.learnableSinks;
   d["key_lengths"] = info.keyLengths;
+  d["block_table"] = info.blockTable;
   d["scale"] = info.scale ? py::cast(*info.scale) : py::none();
   d["arg_names"] = info.argNames;
   d["arg_sizes"] = info.argSizes;

@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <random>
 
 using namespace llvm;
@@ -432,11 +433,45 @@ struct Runner {
     HostTensor v = randomTensor(dt, {B, Hkv, Sk, D}, rng);
     HostTensor sinks = randomTensor(acc, {Hq}, rng);
     HostTensor o(dt, {B, Hq, Sq, D}), lse(acc, {B, Hq, Sq});
+    // block_table: k and v go into a pool of pages of P keys (the spec's,
+    // or 16), one spare, in shuffled order; the unowned page and the rows
+    // past Sk stay poisoned (NaN), which no kernel may read.
+    int64_t pageSize = info.argSizes[1][2] > 0 ? info.argSizes[1][2] : 16;
+    int64_t perSequence = (Sk + pageSize - 1) / pageSize;
+    HostTensor table(fa::DType::I32, {B, info.blockTable ? perSequence : 1});
+    HostTensor kPages(
+        dt, {info.blockTable ? B * perSequence + 1 : 1, Hkv, pageSize, D});
+    HostTensor vPages(dt, kPages.sizes);
+    if (info.blockTable) {
+      std::vector<int64_t> order(B * perSequence + 1);
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), rng);
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t slot = 0; slot < perSequence; ++slot)
+          table.set(b * perSequence + slot,
+                    static_cast<double>(order[b * perSequence + slot]));
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < Hkv; ++h)
+          for (int64_t j = 0; j < Sk; ++j) {
+            int64_t page =
+                static_cast<int64_t>(table.get(b * perSequence + j / pageSize));
+            int64_t from = ((b * Hkv + h) * Sk + j) * D;
+            int64_t to = ((page * Hkv + h) * pageSize + j % pageSize) * D;
+            for (int64_t c = 0; c < D; ++c) {
+              kPages.set(to + c, k.get(from + c));
+              vPages.set(to + c, v.get(from + c));
+            }
+          }
+    }
     std::vector<HostTensor *> fwdArgs = {&q, &k, &v};
+    if (info.blockTable)
+      fwdArgs = {&q, &kPages, &vPages};
     if (info.learnableSinks)
       fwdArgs.push_back(&sinks);
     if (info.keyLengths)
       fwdArgs.push_back(&keyLengths);
+    if (info.blockTable)
+      fwdArgs.push_back(&table);
     fwdArgs.push_back(&o);
     fwdArgs.push_back(&lse);
 
