@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 
 import fa
+from common import cuda_ms
 
 # name, Hq, Hkv, D, window, learnable sinks
 MODELS = [("gpt-oss full", 64, 8, 64, None, True),
@@ -32,17 +33,7 @@ def queued_ms(fn, calls=50, rounds=5):
     for _ in range(5):
         fn()
     torch.cuda.synchronize()
-    times = []
-    for _ in range(rounds):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(calls):
-            fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / calls)
-    return statistics.median(times)
+    return statistics.median(cuda_ms(fn, calls) for _ in range(rounds))
 
 
 def copy_gbps():

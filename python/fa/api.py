@@ -333,13 +333,9 @@ def _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale,
     the same bits from run to run with `deterministic` (the forward is that
     already). With wait=False the Program is None while it compiles in
     the background (see _program)."""
-    signature = _call_signature(q, k, v, causal, window, sink_tokens, sinks,
-                                scale, deterministic, entry)
-    try:
-        known = _checked_calls.get(signature) if signature is not None \
-            else None
-    except TypeError:  # an unhashable argument: the checks will name it
-        signature = known = None
+    signature, known = _known_call(_call_signature(
+        q, k, v, causal, window, sink_tokens, sinks, scale, deterministic,
+        entry))
     if known is not None:
         return known
     dtype = check_attention_args(q, k, v, causal, window, sink_tokens, sinks,
@@ -354,11 +350,28 @@ def _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale,
         "attention", dtype, learnable, head_dim, **variant), dtype,
         _target(q), _allow_tf32(q, dtype), deterministic, entry, wait,
         prepare)
-    if signature is not None and program is not None:
-        if len(_checked_calls) >= _CHECKED_CALLS_MAX:
-            _checked_calls.clear()
-        _checked_calls[signature] = (dtype, program)
+    if program is not None:
+        _remember_call(signature, (dtype, program))
     return dtype, program
+
+
+def _known_call(signature):
+    """(signature, what _remember_call kept for it or None); the signature
+    is None where it cannot be hashed (the checks will name the argument)."""
+    if signature is None:
+        return None, None
+    try:
+        return signature, _checked_calls.get(signature)
+    except TypeError:
+        return None, None
+
+
+def _remember_call(signature, value):
+    if signature is None:
+        return
+    if len(_checked_calls) >= _CHECKED_CALLS_MAX:
+        _checked_calls.clear()
+    _checked_calls[signature] = value
 
 
 def prepare_backward(q, k, v, causal, window, sink_tokens, sinks, scale,
@@ -482,11 +495,7 @@ def decode_forward(q, k, v, cache_seqlens, block_table, causal, window,
         signature += (block_table is not None,)
     else:
         signature = None
-    try:
-        known = _checked_calls.get(signature) if signature is not None \
-            else None
-    except TypeError:  # an unhashable argument: the checks will name it
-        signature = known = None
+    signature, known = _known_call(signature)
     if known is not None:
         dtype, program = known
         if check_lengths:
@@ -505,10 +514,7 @@ def decode_forward(q, k, v, cache_seqlens, block_table, causal, window,
         program = _program(key, lambda: decode_spec(
             "decode", dtype, learnable, head_dim, paged, **variant), dtype,
             _target(q), _allow_tf32(q, dtype), entry="forward")
-        if signature is not None:
-            if len(_checked_calls) >= _CHECKED_CALLS_MAX:
-                _checked_calls.clear()
-            _checked_calls[signature] = (dtype, program)
+        _remember_call(signature, (dtype, program))
     learnable = sinks is not None
     b, hq, sq, d = q.shape
     o = _empty_like(q, (b, hq, sq, d), dtype)

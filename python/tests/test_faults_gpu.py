@@ -56,6 +56,22 @@ def test_ctrl_c_during_autotuning_leaves_a_valid_cache(tmp_path, delay):
     assert "fa: autotuning" not in third.stderr  # the choice was stored
 
 
+def _fail_once_then_work(script, inject):
+    """Runs `script` (two attempts of a call, then the error of its result
+    against float64) with the fault `inject` made once: the first attempt
+    fails, the second works and is right. Returns the first one's line."""
+    env = dict(os.environ, FA_AUTOTUNE="0", **{inject: "1"})
+    out = subprocess.run([sys.executable, "-c", script], env=env,
+                         capture_output=True, text=True, timeout=600)
+    print(out.stdout)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("attempt 0 error:"), out.stdout
+    assert lines[1] == "attempt 1 ok", out.stdout
+    assert float(lines[2].split()[1]) < 1e-2, out.stdout
+    return lines[0]
+
+
 _WORKSPACE_SCRIPT = """
 import torch, fa
 torch.manual_seed(0)
@@ -93,17 +109,9 @@ def test_workspace_allocation_failure_is_an_error_then_calls_work():
     # torch's own allocations do; no kernel runs
     # on the missing workspace, so the context stays sound and the next
     # calls are right.
-    env = dict(os.environ, FA_INJECT_WORKSPACE_FAILURES="1",
-               FA_AUTOTUNE="0")
-    out = subprocess.run([sys.executable, "-c", _WORKSPACE_SCRIPT], env=env,
-                         capture_output=True, text=True, timeout=600)
-    print(out.stdout)
-    assert out.returncode == 0, out.stderr
-    lines = out.stdout.splitlines()
-    assert lines[0].startswith("attempt 0 error:"), out.stdout
-    assert "bytes of workspace" in lines[0] and "out of memory" in lines[0]
-    assert lines[1] == "attempt 1 ok", out.stdout
-    assert float(lines[2].split()[1]) < 1e-2, out.stdout
+    first = _fail_once_then_work(_WORKSPACE_SCRIPT,
+                                 "FA_INJECT_WORKSPACE_FAILURES")
+    assert "bytes of workspace" in first and "out of memory" in first
 
 
 _LAUNCH_SCRIPT = """
@@ -129,19 +137,10 @@ def test_refused_launch_names_the_kernel_then_calls_work():
     # The driver refuses the first launch (injected: a block of 2048
     # threads). The call raises an error that names the kernel and the
     # driver's reason; the context stays usable and the next call is right.
-    env = dict(os.environ, FA_INJECT_LAUNCH_FAILURES="1", FA_AUTOTUNE="0")
-    out = subprocess.run([sys.executable, "-c", _LAUNCH_SCRIPT], env=env,
-                         capture_output=True, text=True, timeout=600)
-    print(out.stdout)
-    assert out.returncode == 0, out.stderr
-    lines = out.stdout.splitlines()
-    assert lines[0].startswith("attempt 0 error:"), out.stdout
-    assert "cuLaunchKernel failed for kernel " in lines[0], out.stdout
-    kernel = lines[0].split("for kernel ")[1].split(":")[0]
-    assert kernel, out.stdout
-    assert "invalid argument" in lines[0], out.stdout
-    assert lines[1] == "attempt 1 ok", out.stdout
-    assert float(lines[2].split()[1]) < 1e-2, out.stdout
+    first = _fail_once_then_work(_LAUNCH_SCRIPT, "FA_INJECT_LAUNCH_FAILURES")
+    assert "cuLaunchKernel failed for kernel " in first, first
+    assert first.split("for kernel ")[1].split(":")[0], first
+    assert "invalid argument" in first, first
 
 
 _POOL_SCRIPT = """
