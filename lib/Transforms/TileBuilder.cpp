@@ -122,9 +122,6 @@ std::pair<Value, Value> TileBuilder::keyRow(const Dims &dims, Value batch,
                                             Value j) {
   if (!dims.blockTable)
     return {batch, j};
-  // A copy's clamped row is -1 when a sequence has no key; it reads nothing
-  // then, but its address must stay inside the table.
-  j = max(j, idx(0));
   Value slot = arith::DivUIOp::create(b, j, dims.pageSize);
   Value page = arith::IndexCastOp::create(
       b, b.getIndexType(),
