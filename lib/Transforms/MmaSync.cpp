@@ -482,9 +482,10 @@ private:
           Value m = reduce(split.count, sink, [&](Value s, Value acc) {
             return fmax(acc, memref::LoadOp::create(b, shared, s));
           });
-          // Every term is 0 when m is -inf: no split saw a key.
+          // Every term is 0 when m is -inf: no split saw a key. A NaN m (a
+          // NaN sink logit) is not that: o and lse come out NaN.
           Value seen =
-              arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, m, negInf());
+              arith::CmpFOp::create(b, arith::CmpFPredicate::UGT, m, negInf());
           Value base = select(seen, m, flt(0.0));
           auto weight = [&](Value x) {
             return math::ExpOp::create(b, fsub(x, base));

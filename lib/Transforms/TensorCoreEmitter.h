@@ -765,13 +765,14 @@ protected:
   void storeForward(const State &state, const ForwardArgs &args,
                     const Dims &dims, ArrayRef<Value> headOf,
                     ArrayRef<Value> rowOf) {
-    // o = acc / l, lse = (m + log2 l) ln 2; empty rows: o = 0, lse = -inf.
+    // o = acc / l, lse = (m + log2 l) ln 2; empty rows: o = 0, lse = -inf;
+    // a NaN l is not empty (the unordered compare): o and lse are NaN.
     Value l[2], positive[2], inv[2];
     for (int64_t r = 0; r < 2; ++r) {
       l[r] = quadReduce(loadState(state.stats, 2 + r),
                         [&](Value x, Value y) { return fadd(x, y); });
       positive[r] =
-          arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l[r], flt(0.0));
+          arith::CmpFOp::create(b, arith::CmpFPredicate::UGT, l[r], flt(0.0));
       inv[r] = select(positive[r], arith::DivFOp::create(b, flt(1.0), l[r]),
                       flt(0.0));
     }

@@ -187,12 +187,13 @@ public:
       });
     });
     // o = acc / l and lse = (m + log2 l) ln 2; an empty row gives o = 0 and
-    // lse = -inf.
+    // lse = -inf. A NaN l (a NaN sink logit, an infinite score) is not
+    // empty: its o and lse are NaN (the unordered compare), never 0, -inf.
     loop(rows, [&](Value r) {
       Value i = add(m0, r);
       Value l = memref::LoadOp::create(b, sc.l, r);
       Value positive =
-          arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l, flt(0.0));
+          arith::CmpFOp::create(b, arith::CmpFPredicate::UGT, l, flt(0.0));
       Value inv = select(positive, arith::DivFOp::create(b, flt(1.0), l),
                          flt(0.0));
       loop(os.width, [&](Value c) {

@@ -95,6 +95,46 @@ def test_nan_propagates_where_the_math_takes_it(where):
     assert relative_error(o[0, 0], ref_o[0, 0]) < 1e-10  # the other head
 
 
+@pytest.mark.parametrize("where", ["q", "k", "v"])
+@pytest.mark.parametrize("value", [np.inf, -np.inf])
+def test_infinities_in_q_k_v_stay_in_the_rows_that_read_them(where, value):
+    # +-Inf in q's row 5, or in k's or v's key 5 (causal, 10 rows): nothing
+    # hangs; the rows that cannot read it are the reference's, and the
+    # other head is untouched. Rows that read it follow IEEE: an infinite
+    # score of +Inf makes its row NaN (inf - inf), one of -Inf gives its
+    # key a weight of 0; an infinite value row makes the rows that weigh
+    # it infinite or NaN (and, as for NaN, their query tile's other rows).
+    rng = np.random.default_rng(5)
+    q, k, v = (rand(rng, (1, 2, 10, 8)) for _ in range(3))
+    ref_o, _ = ref_attention(q, k, v, causal=True)
+    {"q": q, "k": k, "v": v}[where][0, 1, 5, 3] = value
+    o = fa.attention(q, k, v, causal=True)
+    assert relative_error(o[0, 0], ref_o[0, 0]) < 1e-10
+    if where in ("q", "k"):  # rows 0-4 read neither q's row 5 nor key 5
+        rows = [0, 1, 2, 3, 4] + ([6, 7, 8, 9] if where == "q" else [])
+        assert relative_error(o[0, 1, rows], ref_o[0, 1, rows]) < 1e-10
+    if where in ("q", "v"):
+        first = 5
+        assert not np.isfinite(o[0, 1, first:first + 1 if where == "q"
+                                 else 10]).all(axis=-1).any()
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_nan_or_infinite_sink_logit_makes_its_head_nan_not_empty(value):
+    # A NaN sink logit, or +Inf (inf - inf in the softmax), makes its head's
+    # o and lse NaN: never o = 0 with lse = -inf, which would claim the
+    # rows saw no key. Other heads are the reference's.
+    rng = np.random.default_rng(6)
+    q, k, v = (rand(rng, (1, 2, 10, 8)) for _ in range(3))
+    sinks = rand(rng, (2,))
+    ref_o, ref_lse = ref_attention(q, k, v, causal=True, sinks=sinks)
+    sinks[1] = value
+    o, lse = fa.attention(q, k, v, causal=True, sinks=sinks, return_lse=True)
+    assert np.isnan(o[0, 1]).all() and np.isnan(lse[0, 1]).all()
+    assert relative_error(o[0, 0], ref_o[0, 0]) < 1e-10
+    assert relative_error(lse[0, 0], ref_lse[0, 0]) < 1e-10
+
+
 def test_nan_in_v_reaches_the_rows_that_see_it_and_no_far_tile():
     # A NaN in v's key 650 (causal, 700 rows): every row that sees the key
     # is NaN. A row that does not may be NaN only where it shares a query

@@ -255,6 +255,25 @@ def test_paged_decode_reads_each_sequence_through_its_block_table(
     assert rel(o.cpu(), ref) < TOL[torch.bfloat16]
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_decode_with_a_nan_sink_logit_makes_its_head_nan(device):
+    """On the GPU the split-KV merge adds the sink: a NaN logit there must
+    give NaN, not o = 0 and lse = -inf (as test_numpy's test of the
+    forward)."""
+    torch.manual_seed(3)
+    q = torch.randn(1, 32, 1, 128, device=device, dtype=torch.bfloat16)
+    k, v = (torch.randn(1, 8, 3000, 128, device=device,
+                        dtype=torch.bfloat16) for _ in range(2))
+    sinks = torch.randn(32, device=device)
+    sinks[5] = float("nan")
+    n = torch.tensor([2500], dtype=torch.int32, device=device)
+    o, lse = fa.decode(q, k, v, cache_seqlens=n, sinks=sinks,
+                       return_lse=True)
+    assert torch.isnan(o[0, 5]).all() and torch.isnan(lse[0, 5]).all()
+    others = [h for h in range(32) if h != 5]
+    assert torch.isfinite(o[0, others]).all()
+
+
 def test_decode_checks_every_calls_lengths_not_only_the_first():
     # A repeat of a checked call skips the shape checks, never the values.
     q = torch.randn(2, 4, 1, 16)
