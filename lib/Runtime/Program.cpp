@@ -334,12 +334,11 @@ static OwningOpRef<ModuleOp> loadSpec(MLIRContext *ctx,
   Type specElement =
       cast<ShapedType>(first.getForward().getArgumentTypes()[0])
           .getElementType();
-  std::optional<DType> specDType = fromMlirType(specElement);
-  if ((dtype && *dtype == DType::I32) ||
-      (!dtype && (!specDType || *specDType == DType::I32)))
+  std::optional<DType> element = dtype ? dtype : fromMlirType(specElement);
+  if (!element || *element == DType::I32)
     return fail(bufferName + ": error: the element type must be f16, bf16, "
                              "f32 or f64");
-  resolved = dtype ? *dtype : *specDType;
+  resolved = *element;
   if (dtype) {
     PassManager pm(ctx);
     FASpecializeElementTypeOptions specialize;

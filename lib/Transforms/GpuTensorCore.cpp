@@ -256,12 +256,10 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// kMinSplitKeyTiles key tiles each (of the pass's block-n keys, counted over
   /// the keys the variant lets a row see).
   Value keySplits(ImplicitLocOpBuilder &b, const Variant &variant,
-                  const ForwardArgs &args) {
+                  const TileBuilder::Dims &dims) {
     func::FuncOp count = tensor_core::runtimeFunction(
         b, "faMultiprocessorCount", b.getFunctionType({}, {b.getI32Type()}));
     TileBuilder t(b, b.getF32Type(), blockN);
-    TileBuilder::Dims dims =
-        t.pagedDims(t.attentionDims(args.q, args.k), args.blockTable, args.k);
     Value sms = arith::IndexCastOp::create(
         b, b.getIndexType(), func::CallOp::create(b, count, {}).getResult(0));
     // The split kernel's blocks hold a kv head's group of query heads
@@ -292,11 +290,12 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                          Value d, Type element, const Variant &variant,
                          const ForwardArgs &args, StringRef prefix) {
     ImplicitLocOpBuilder b(first->getLoc(), first);
-    Value splits = keySplits(b, variant, args);
+    TileBuilder t(b, b.getF32Type(), blockN);
+    TileBuilder::Dims dims =
+        t.pagedDims(t.attentionDims(args.q, args.k), args.blockTable, args.k);
+    Value splits = keySplits(b, variant, dims);
     // tensor_core::takesSplitKv (a block's 16 * forwardWarps rows are at
     // least kPackedGroupRows).
-    TileBuilder t(b, b.getF32Type(), blockN);
-    TileBuilder::Dims dims = t.attentionDims(args.q, args.k);
     Value packs = arith::AndIOp::create(
         b,
         arith::AndIOp::create(
@@ -318,7 +317,6 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
         [&](ImplicitLocOpBuilder &b, int64_t headDim, const KernelShape &shape,
             StringRef name) {
           TileBuilder t(b, b.getF32Type(), blockN);
-          TileBuilder::Dims dims = t.attentionDims(args.q, args.k);
           Value heads = t.mul(splits, dims.hq);
           Value partialO = memref::AllocOp::create(
               b,

@@ -492,10 +492,10 @@ def decode_forward(q, k, v, cache_seqlens, block_table, causal, window,
     if signature is not None and all(type(x) is torch.Tensor for x in extra):
         for x in extra:
             signature += (x.shape, x.stride(), x.dtype, x.device)
-        signature += (block_table is not None,)
     else:
         signature = None
     signature, known = _known_call(signature)
+    learnable = sinks is not None
     if known is not None:
         dtype, program = known
         if check_lengths:
@@ -505,7 +505,6 @@ def decode_forward(q, k, v, cache_seqlens, block_table, causal, window,
         dtype = check_attention_args(q, k, v, causal, window, sink_tokens,
                                      sinks, scale, paged)
         check_cache_seqlens(cache_seqlens, block_table, q, k, check_lengths)
-        learnable = sinks is not None
         variant = dict(causal=causal, window=window, sink_tokens=sink_tokens,
                        scale=scale)
         head_dim = int(q.shape[3])
@@ -515,7 +514,6 @@ def decode_forward(q, k, v, cache_seqlens, block_table, causal, window,
             "decode", dtype, learnable, head_dim, paged, **variant), dtype,
             _target(q), _allow_tf32(q, dtype), entry="forward")
         _remember_call(signature, (dtype, program))
-    learnable = sinks is not None
     b, hq, sq, d = q.shape
     o = _empty_like(q, (b, hq, sq, d), dtype)
     lse = _empty_like(q, (b, hq, sq), accumulator(dtype))
