@@ -47,6 +47,8 @@
 #                   the default list; the stages above cover its grid)
 #   decode          bench/bench_decode.py with FA_DECODE_ARGS: decode.csv
 #                   (not in the default list)
+#   varlen          bench/bench_varlen.py: varlen.csv (not in the default
+#                   list)
 # Each benchmark stage stops starting rows after FA_BENCH_TIME_LIMIT seconds
 # (default 450) and is killed at FA_BENCH_TIMEOUT (default 520).
 set -uo pipefail
@@ -183,6 +185,8 @@ if stage sanitize; then
     echo "kernels_spec/gpt_oss.mlir|1,64,8,2,2000,64|--dtype bf16"
     echo "kernels_spec/streaming.mlir|1,8,8,3,2100,128|--dtype bf16"
     echo "kernels_spec/gpt_oss_decode.mlir|3,64,8,1,3000,64;40,64,8,2,300,64|--dtype bf16"
+    # Packed sequences: blocks that find their sequence, spare blocks.
+    echo "kernels_spec/gpt_oss_packed.mlir|3,64,8,197,300,64|--dtype bf16"
   }
   : > "$OUT_DIR/sanitize.log"
   for tool in ${FA_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
@@ -454,6 +458,7 @@ bench_stage compile bench_compile.py --csv "$OUT_DIR/compile.csv" ${FA_COMPILE_A
 bench_stage tuning-table make_tuning_table.py --out "$OUT_DIR/TunedConfigs.inc"
 bench_stage bench bench_gpu.py --csv "$OUT_DIR/bench.csv" ${FA_BENCH_ARGS:-}
 bench_stage decode bench_decode.py --csv "$OUT_DIR/decode.csv" ${FA_DECODE_ARGS:-}
+bench_stage varlen bench_varlen.py --csv "$OUT_DIR/varlen.csv"
 if stage conformance; then
   timeout "${FA_CONFORMANCE_TIMEOUT:-420}" python3 test/conformance/run.py "$FA/bin/fa-run" kernels_spec /tmp/fa-conf \
     --target gpu > "$OUT_DIR/conformance.log" 2>&1 || status=1

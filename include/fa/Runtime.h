@@ -62,6 +62,9 @@ struct KernelInfo {
   bool keyLengths = false;
   /// fa.attention takes a block_table: k and v are pages.
   bool blockTable = false;
+  /// fa.attention takes query_starts and key_starts: q, k and v hold
+  /// packed sequences of different lengths.
+  bool packedSequences = false;
   std::optional<double> scale;
   /// Forward argument names in call order and their sizes (-1: dynamic).
   std::vector<std::string> argNames;

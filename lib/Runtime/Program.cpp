@@ -248,6 +248,8 @@ static std::vector<ArgumentInfo> arguments(Operation *compute) {
       args.push_back({"key_lengths", "B"});
     if (op.getBlockTable())
       args.push_back({"block_table", "B N"});
+    if (op.getQueryStarts())
+      args.insert(args.end(), {{"query_starts", "N+1"}, {"key_starts", "N+1"}});
     args.insert(args.end(), {{"o", queries}, {"lse", rows}});
   } else if (auto op = dyn_cast<AttentionGradOp>(compute)) {
     args = {{"q", queries}, {"k", keys},  {"v", keys},
@@ -291,6 +293,7 @@ static KernelInfo describe(KernelOp kernel) {
     info.learnableSinks = static_cast<bool>(op.getSinks());
     info.keyLengths = static_cast<bool>(op.getKeyLengths());
     info.blockTable = static_cast<bool>(op.getBlockTable());
+    info.packedSequences = static_cast<bool>(op.getQueryStarts());
     if (auto scale = op.getScale())
       info.scale = scale->convertToDouble();
   } else {
@@ -740,6 +743,9 @@ static bool takesSplitKvKernels(Operation *compute,
                                 const std::vector<Tensor> &args) {
   if (!compute || args.size() < 3 || args[0].sizes.size() != 4 ||
       args[1].sizes.size() != 4)
+    return false;
+  // Packed sequences have none (GpuTensorCore's specialiseForward).
+  if (auto op = dyn_cast<AttentionOp>(compute); op && op.getQueryStarts())
     return false;
   int64_t batch = args[0].sizes[0], hq = args[0].sizes[1],
           sq = args[0].sizes[2], hkv = args[1].sizes[1], sk = args[1].sizes[2];

@@ -342,17 +342,26 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                          Type element) {
     Block &body = fn.front();
     ValueRange a = body.getArguments();
-    // q, k, v, [sinks], [key_lengths], [block_table], o, lse: the optional
-    // ones told apart by type (float logits, i32 counts, an i32 table).
+    // q, k, v, [sinks], [key_lengths], [block_table], [query_starts,
+    // key_starts], o, lse: the optional ones told apart by type (float
+    // logits, an i32 table) and by how many 1-D i32 ones there are (the
+    // verifier lets key_lengths and the starts come only alone).
     ForwardArgs args{a[0], a[1], a[2], {}, {}, {}, a[a.size() - 2], a.back()};
+    SmallVector<Value, 2> counts;
     for (Value optional : a.drop_front(3).drop_back(2)) {
       auto type = cast<MemRefType>(optional.getType());
       if (isa<FloatType>(type.getElementType()))
         args.sinks = optional;
       else if (type.getRank() == 1)
-        args.keyLengths = optional;
+        counts.push_back(optional);
       else
         args.blockTable = optional;
+    }
+    if (counts.size() == 2) {
+      args.queryStarts = counts[0];
+      args.keyStarts = counts[1];
+    } else if (counts.size() == 1) {
+      args.keyLengths = counts[0];
     }
     Operation *first = &body.front();
     Value layoutOk = layoutCheck(first, element, {args.q, args.k, args.v,
@@ -360,7 +369,9 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     ImplicitLocOpBuilder b(fn.getLoc(), first);
     Value d = memref::DimOp::create(b, args.q, 3);
     Operation *last = body.getTerminator();
-    if (splitKv)
+    // Packed sequences have no split-KV kernels: their blocks are per
+    // sequence, their keys a prefill's.
+    if (splitKv && !args.queryStarts)
       if (Block *rest = splitKvDispatch(first, last, layoutOk, d, element,
                                         variant, args, fn.getSymName())) {
         first = &rest->front();
@@ -369,8 +380,9 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     // The wgmma forward's TMA reads a batch entry's last key tile whole,
     // past its key_lengths into whatever the cache holds there (NaN in an
     // unwritten slot reaches o through P = 0): those entries take mma.sync,
-    // whose copies stop at the entry's last key.
-    if (useWgmma(element) && !args.keyLengths) {
+    // whose copies stop at the entry's last key. Packed sequences, whose
+    // tiles end inside the tensors, take mma.sync for the same reason.
+    if (useWgmma(element) && !args.keyLengths && !args.queryStarts) {
       // Under a short window mma.sync's 64-row blocks, several to an SM,
       // beat wgmma's blocks of 128 rows where both run (bench/NOTES.md):
       // those head dims go on to the mma.sync chain below.

@@ -77,6 +77,8 @@ inline func::FuncOp runtimeFunction(OpBuilder &b, StringRef name,
 /// Operands of a forward entry: q, k, v[, sinks], o, lse.
 struct ForwardArgs {
   Value q, k, v, sinks, keyLengths, blockTable, o, lse;
+  /// Packed sequences (fa.attention's query_starts/key_starts), or null.
+  Value queryStarts, keyStarts;
 };
 
 /// The split-KV forward (decode): `count` blocks share each query block's

@@ -215,53 +215,73 @@ public:
     return {m0, min(idx(blockM), sub(rowsTotal, m0))};
   }
 
+  /// fa.attention's optional operands.
+  struct ForwardOperands {
+    Value sinks, keyLengths, blockTable, queryStarts, keyStarts;
+  };
+
   void emitAttentionForward(const Variant &v, Value q, Value k, Value val,
-                            Value sinks, Value keyLengths, Value blockTable,
-                            Value o, Value lse) {
-    Dims allDims = pagedDims(attentionDims(q, k), blockTable, k);
+                            const ForwardOperands &opt, Value o, Value lse) {
+    Dims allDims = pagedDims(attentionDims(q, k), opt.blockTable, k);
     Value scale = fmul(scoreScale(v, allDims.d), flt(kLog2E));
-    parallel(
-        {ceilDiv(allDims.sq, blockM), allDims.hq, allDims.batch},
-        [&](ValueRange iv) {
-          Value bi = iv[2], h = iv[1];
-          Dims dims = batchDims(allDims, keyLengths, bi);
-          Value g = arith::DivSIOp::create(b, h, dims.group);
-          Scratch sc = forwardScratch(dims.d);
-          OnlineSoftmax os;
-          os.width = dims.d;
-          os.score = [&](Value i, Value j) {
-            auto [first, row] = keyRow(dims, bi, j);
-            Value s = dot(
-                dims.d,
-                [&](Value d) {
-                  return load(q, {bi, h, i, d});
-                },
-                [&](Value d) {
-                  return load(k, {first, g, row, d});
-                });
-            return fmul(s, scale);
-          };
-          os.value = [&](Value j, Value c) {
-            auto [first, row] = keyRow(dims, bi, j);
-            return load(val, {first, g, row, c});
-          };
-          os.init = [&]() -> std::pair<Value, Value> {
-            if (!sinks)
-              return {negInf(), flt(0.0)};
-            return {fmul(load(sinks, {h}), flt(kLog2E)), flt(1.0)};
-          };
-          os.storeOut = [&](Value i, Value c, Value x) {
-            store(x, o, {bi, h, i, c});
-          };
-          os.storeLse = [&](Value i, Value x) { store(x, lse, {bi, h, i}); };
-          os.keyTiles = [&](Value m0, Value rows,
-                            llvm::function_ref<void(Value, bool, Value)> t) {
-            keyTiles(v, dims, m0, rows, t);
-          };
-          os.allowed = [&](Value i, Value j) { return allowed(v, dims, i, j); };
-          auto [m0, rows] = queryTile(iv[0], dims.sq);
-          onlineSoftmaxTile(os, sc, m0, rows);
-        });
+    // Rows [m0, m0 + rows) of query head h of batch entry bi.
+    auto emitBlock = [&](const Dims &dims, Value bi, Value h, Value m0,
+                         Value rows) {
+      Value g = arith::DivSIOp::create(b, h, dims.group);
+      Scratch sc = forwardScratch(dims.d);
+      OnlineSoftmax os;
+      os.width = dims.d;
+      os.score = [&](Value i, Value j) {
+        std::pair<Value, Value> key = keyRow(dims, bi, j);
+        Value s = dot(
+            dims.d,
+            [&](Value d) {
+              return load(q, {bi, h, i, d});
+            },
+            [&](Value d) {
+              return load(k, {key.first, g, key.second, d});
+            });
+        return fmul(s, scale);
+      };
+      os.value = [&](Value j, Value c) {
+        auto [first, row] = keyRow(dims, bi, j);
+        return load(val, {first, g, row, c});
+      };
+      os.init = [&]() -> std::pair<Value, Value> {
+        if (!opt.sinks)
+          return {negInf(), flt(0.0)};
+        return {fmul(load(opt.sinks, {h}), flt(kLog2E)), flt(1.0)};
+      };
+      os.storeOut = [&](Value i, Value c, Value x) {
+        store(x, o, {bi, h, i, c});
+      };
+      os.storeLse = [&](Value i, Value x) { store(x, lse, {bi, h, i}); };
+      os.keyTiles = [&](Value m0, Value rows,
+                        llvm::function_ref<void(Value, bool, Value)> t) {
+        keyTiles(v, dims, m0, rows, t);
+      };
+      os.allowed = [&](Value i, Value j) { return allowed(v, dims, i, j); };
+      onlineSoftmaxTile(os, sc, m0, rows);
+    };
+    if (opt.queryStarts) {
+      // Packed sequences: blocks over the sequences' rows, all of batch
+      // entry 0.
+      parallel(
+          {sequenceBlockCount(allDims, opt.queryStarts, blockM), allDims.hq},
+          [&](ValueRange iv) {
+            SequenceBlock seq = sequenceBlock(allDims, opt.queryStarts,
+                                              opt.keyStarts, iv[0], blockM);
+            emitBlock(seq.dims, idx(0), iv[1], seq.m0, seq.rows);
+          });
+      return;
+    }
+    parallel({ceilDiv(allDims.sq, blockM), allDims.hq, allDims.batch},
+             [&](ValueRange iv) {
+               Value bi = iv[2];
+               Dims dims = batchDims(allDims, opt.keyLengths, bi);
+               auto [m0, rows] = queryTile(iv[0], dims.sq);
+               emitBlock(dims, bi, iv[1], m0, rows);
+             });
   }
 
   void emitSoftmaxMatmul(Value x, Value val, Value out) {
@@ -546,14 +566,20 @@ struct Tile : fa::impl::FATileBase<Tile> {
     TileEmitter emit(b, getAccumulatorType(element), blockM, blockN,
                      hoistScratch);
     if (auto op = dyn_cast<AttentionOp>(compute)) {
-      // q, k, v, [sinks], [key_lengths], [block_table], o, lse.
+      // q, k, v, [sinks], [key_lengths], [block_table], [query_starts,
+      // key_starts], o, lse.
       unsigned next = 3;
-      Value sinks = op.getSinks() ? args[next++] : Value();
-      Value keyLengths = op.getKeyLengths() ? args[next++] : Value();
-      Value blockTable = op.getBlockTable() ? args[next++] : Value();
+      auto optional = [&](Value present) {
+        return present ? args[next++] : Value();
+      };
+      TileEmitter::ForwardOperands opt;
+      opt.sinks = optional(op.getSinks());
+      opt.keyLengths = optional(op.getKeyLengths());
+      opt.blockTable = optional(op.getBlockTable());
+      opt.queryStarts = optional(op.getQueryStarts());
+      opt.keyStarts = optional(op.getKeyStarts());
       emit.emitAttentionForward(Variant::fromOp(op), args[0], args[1], args[2],
-                                sinks, keyLengths, blockTable, args[next],
-                                args[next + 1]);
+                                opt, args[next], args[next + 1]);
     } else if (auto op = dyn_cast<AttentionGradOp>(compute)) {
       bool sinks = static_cast<bool>(op.getSinks());
       unsigned out = sinks ? 7 : 6;

@@ -102,7 +102,67 @@ TileBuilder::Dims TileBuilder::attentionDims(Value q, Value k) {
   dims.sk = dim(k, 2);
   dims.group = arith::DivSIOp::create(b, dims.hq, dims.hkv);
   dims.offset = sub(dims.sk, dims.sq);
+  dims.queryStart = dims.keyStart = idx(0);
   return dims;
+}
+
+Value TileBuilder::sequenceBlockCount(const Dims &dims, Value queryStarts,
+                                      int64_t rowsPerBlock) {
+  Value sequences = sub(dim(queryStarts, 0), idx(1));
+  return add(floorDiv(dims.sq, rowsPerBlock), sequences);
+}
+
+TileBuilder::SequenceBlock
+TileBuilder::sequenceBlock(const Dims &dims, Value queryStarts, Value keyStarts,
+                           Value block, int64_t rowsPerBlock) {
+  auto offsetAt = [&](Value starts, Value s, Value lo, Value hi) {
+    Value at = arith::IndexCastOp::create(b, b.getIndexType(),
+                                          memref::LoadOp::create(b, starts, s));
+    return clamp(at, lo, hi);
+  };
+  Value zero = idx(0), one = idx(1);
+  auto firstBlock = [&](Value s) {
+    return add(floorDiv(offsetAt(queryStarts, s, zero, dims.sq), rowsPerBlock),
+               s);
+  };
+  // The last sequence s in [0, N) with firstBlock(s) <= block: lo keeps
+  // that property, hi the opposite (or N).
+  Type index = b.getIndexType();
+  Value sequences = sub(dim(queryStarts, 0), one);
+  auto search = scf::WhileOp::create(b, TypeRange{index, index},
+                                     ValueRange{zero, sequences});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *before = b.createBlock(&search.getBefore(), {}, {index, index},
+                                  {b.getLoc(), b.getLoc()});
+    Value lo = before->getArgument(0), hi = before->getArgument(1);
+    scf::ConditionOp::create(b,
+                             cmp(arith::CmpIPredicate::sgt, sub(hi, lo), one),
+                             ValueRange{lo, hi});
+    Block *after = b.createBlock(&search.getAfter(), {}, {index, index},
+                                 {b.getLoc(), b.getLoc()});
+    lo = after->getArgument(0);
+    hi = after->getArgument(1);
+    Value mid = arith::DivUIOp::create(b, add(lo, hi), idx(2));
+    Value below = cmp(arith::CmpIPredicate::sle, firstBlock(mid), block);
+    scf::YieldOp::create(
+        b, ValueRange{select(below, mid, lo), select(below, hi, mid)});
+  }
+  Value s = search.getResult(0), next = add(s, one);
+  SequenceBlock seq;
+  seq.dims = dims;
+  seq.dims.queryStart = offsetAt(queryStarts, s, zero, dims.sq);
+  seq.dims.sq = offsetAt(queryStarts, next, seq.dims.queryStart, dims.sq);
+  seq.dims.keyStart = offsetAt(keyStarts, s, zero, dims.sk);
+  seq.dims.sk = offsetAt(keyStarts, next, seq.dims.keyStart, dims.sk);
+  seq.dims.offset = sub(seq.dims.sk, seq.dims.sq);
+  Value inSequence = sub(block, firstBlock(s));
+  seq.m0 = add(seq.dims.queryStart, mul(inSequence, idx(rowsPerBlock)));
+  // Only a malformed first start (above 0) puts a block before its
+  // sequence's first: it gets no rows, as a spare block does.
+  seq.rows = select(cmp(arith::CmpIPredicate::slt, inSequence, zero), zero,
+                    clamp(sub(seq.dims.sq, seq.m0), zero, idx(rowsPerBlock)));
+  return seq;
 }
 
 TileBuilder::Dims TileBuilder::pagedDims(const Dims &dims, Value blockTable,
@@ -154,8 +214,10 @@ Value TileBuilder::allowed(const Variant &v, const Dims &dims, Value i,
     Value inWindow =
         cmp(arith::CmpIPredicate::sgt, j, sub(diag, idx(*v.window)));
     if (v.sinkTokens > 0)
-      inWindow = arith::OrIOp::create(
-          b, inWindow, cmp(arith::CmpIPredicate::slt, j, idx(v.sinkTokens)));
+      inWindow =
+          arith::OrIOp::create(b, inWindow,
+                               cmp(arith::CmpIPredicate::slt, j,
+                                   add(dims.keyStart, idx(v.sinkTokens))));
     ok = arith::AndIOp::create(b, ok, inWindow);
   }
   return ok;
@@ -165,21 +227,21 @@ SmallVector<TileBuilder::KeyPhase, 2>
 TileBuilder::keyPhases(const Variant &v, const Dims &dims, Value m0,
                        Value rows) {
   SmallVector<KeyPhase, 2> phases;
-  Value zero = idx(0);
+  Value first = dims.keyStart;
   Value lastRow = sub(add(m0, rows), idx(1));
   Value hi = dims.sk;
   if (v.causal)
-    hi = clamp(add(add(lastRow, dims.offset), idx(1)), zero, dims.sk);
-  Value lo = zero;
+    hi = clamp(add(add(lastRow, dims.offset), idx(1)), first, dims.sk);
+  Value lo = first;
   if (v.window)
-    lo = clamp(add(sub(add(m0, dims.offset), idx(*v.window)), idx(1)), zero,
+    lo = clamp(add(sub(add(m0, dims.offset), idx(*v.window)), idx(1)), first,
                hi);
   if (v.sinkTokens > 0) {
     // Sink keys below the window start are visible to every row of the
     // block (they lie left of the first row's window edge, hence left of
     // every diagonal), so only a partial last tile needs a bound.
-    Value sinkHi = min(idx(v.sinkTokens), lo);
-    phases.push_back({{"sink_keys", zero, sinkHi, zero, sinkHi}, sinkHi});
+    Value sinkHi = min(add(first, idx(v.sinkTokens)), lo);
+    phases.push_back({{"sink_keys", first, sinkHi, first, sinkHi}, sinkHi});
   }
   // Tiles wholly inside: right of the last row's window edge and left of
   // the first row's diagonal.

@@ -152,9 +152,13 @@ public:
   llvm::SmallVector<mlir::Value, 3> delinearize(mlir::Value linear,
                                                 mlir::ValueRange extents);
 
-  /// Sizes shared by every attention entry.
+  /// Sizes shared by every attention entry. Query rows run over
+  /// [queryStart, sq) and keys over [keyStart, sk): from 0, except in a
+  /// packed sequence (sequenceBlock), whose rows are those of the packed
+  /// tensors. The causal offset is sk - sq either way.
   struct Dims {
     mlir::Value batch, hq, hkv, sq, sk, d, group, offset;
+    mlir::Value queryStart, keyStart;
     /// A paged cache (fa.attention's block_table): k and v are [pages,
     /// Hkv, pageSize, D]; null otherwise.
     mlir::Value blockTable, pages, pageSize;
@@ -173,6 +177,27 @@ public:
   /// `dims` where `keyLengths` is null. Every bound, predicate and load
   /// limit built from the result stops at the batch's last key.
   Dims batchDims(const Dims &dims, mlir::Value keyLengths, mlir::Value batch);
+
+  /// fa.attention's packed sequences (query_starts/key_starts, N + 1
+  /// offsets each). Their query blocks of `rowsPerBlock` rows go on one
+  /// grid axis: sequence s owns blocks [V(s), V(s + 1)) with V(s) =
+  /// floor(starts[s] / rows) + s, which is at least its ceil(length /
+  /// rows) blocks and at most one more, so the grid, V(N) <= floor(rows of
+  /// q / rowsPerBlock) + N blocks, needs no pass over the lengths.
+  mlir::Value sequenceBlockCount(const Dims &dims, mlir::Value queryStarts,
+                                 int64_t rowsPerBlock);
+  /// Block `block` of that grid: its sequence's dims (queryStart and sq
+  /// its first and end row in q, keyStart and sk in k and v, every offset
+  /// clamped to the rows there are), its first row m0 and its row count
+  /// (0 for a sequence's spare block). The sequence comes from a binary
+  /// search of V over the starts.
+  struct SequenceBlock {
+    Dims dims;
+    mlir::Value m0, rows;
+  };
+  SequenceBlock sequenceBlock(const Dims &dims, mlir::Value queryStarts,
+                              mlir::Value keyStarts, mlir::Value block,
+                              int64_t rowsPerBlock);
 
   /// Whether query row i may see key j (both absolute), for boundary tiles.
   mlir::Value allowed(const Variant &v, const Dims &dims, mlir::Value i,

@@ -11,7 +11,7 @@ from . import api as _api
 from ._version import __version__
 from .api import cache_info, clear_cache, compile, softmax_matmul
 
-__all__ = ["attention", "decode", "softmax_matmul", "compile", "cache_info",
+__all__ = ["attention", "attention_varlen", "decode", "softmax_matmul", "compile", "cache_info",
            "clear_cache", "gpu_available", "workspace_peak_bytes",
            "reset_workspace_peak", "flash_attn_func",
            "scaled_dot_product_attention", "__version__"]
@@ -65,6 +65,16 @@ def attention(q, k, v, *, causal=False, window=None, sink_tokens=0,
     return (o, lse) if return_lse else o
 
 
+def _refuse_autograd(name, tensors):
+    """fa's forward-only entries refuse tensors that want a gradient, which
+    they would silently not get."""
+    if _api.torch is not None and _api.torch.is_grad_enabled() and any(
+            _api._is_torch(x) and x.requires_grad for x in tensors):
+        raise ValueError(f"fa.{name} has no backward: call it under "
+                         "torch.no_grad() or on tensors that need no "
+                         "gradient (fa.attention has one)")
+
+
 def decode(q, k_cache, v_cache, *, cache_seqlens, block_table=None,
            causal=True, window=None, sink_tokens=0, sinks=None, scale=None,
            return_lse=False, check_lengths=True):
@@ -96,18 +106,45 @@ def decode(q, k_cache, v_cache, *, cache_seqlens, block_table=None,
     inputs that require one are refused under autograd.
     Returns o [B, Hq, Sq, D], and lse [B, Hq, Sq] with return_lse.
     """
-    if _api.torch is not None and _api.torch.is_grad_enabled() and any(
-            _api._is_torch(x) and x.requires_grad
-            for x in (q, k_cache, v_cache, sinks)):
-        raise ValueError("fa.decode has no backward: call it under "
-                         "torch.no_grad() or on tensors that need no "
-                         "gradient (fa.attention has one)")
+    _refuse_autograd("decode", (q, k_cache, v_cache, sinks))
     if not isinstance(check_lengths, bool):
         raise TypeError(f"check_lengths must be a bool, got "
                         f"{check_lengths!r}")
     o, lse = _api.decode_forward(q, k_cache, v_cache, cache_seqlens,
                                  block_table, causal, window, sink_tokens,
                                  sinks, scale, check_lengths)
+    return (o, lse) if return_lse else o
+
+
+def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *, causal=False,
+                     window=None, sink_tokens=0, sinks=None, scale=None,
+                     return_lse=False, check_lengths=True):
+    """Attention over sequences of different lengths packed end to end
+    (flash-attn's varlen layout), each attending only within itself.
+
+    q [rows_q, Hq, D], k and v [rows_k, Hkv, D] (unit stride on D);
+    cu_seqlens_q, cu_seqlens_k: int32 [N + 1], sequence s is q's rows
+    cu_seqlens_q[s] to cu_seqlens_q[s + 1] and k's and v's rows
+    cu_seqlens_k[s] to cu_seqlens_k[s + 1]. causal, window and sink_tokens
+    are taken per sequence, with its own Sq and Sk (bottom-right aligned
+    as in `attention`); sinks and scale as in `attention`. No maximum
+    lengths are needed: the kernels' grid comes from the rows and N.
+
+    check_lengths: each cu_seqlens is checked to rise from 0 to its rows
+    without falling; that reads them (for CUDA tensors a synchronisation;
+    skipped inside CUDA-graph capture). Unchecked, the kernels clamp every
+    offset to the rows there are and never read outside q, k and v, but a
+    wrong offset is not reported. Forward only: inputs that require a
+    gradient are refused under autograd.
+    Returns o [rows_q, Hq, D], and lse [Hq, rows_q] with return_lse.
+    """
+    _refuse_autograd("attention_varlen", (q, k, v, sinks))
+    if not isinstance(check_lengths, bool):
+        raise TypeError(f"check_lengths must be a bool, got "
+                        f"{check_lengths!r}")
+    o, lse = _api.varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, causal,
+                                 window, sink_tokens, sinks, scale,
+                                 check_lengths)
     return (o, lse) if return_lse else o
 
 

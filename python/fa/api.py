@@ -12,7 +12,7 @@ import time
 
 from . import _fa
 from .spec import (accumulator, attention_spec, decode_spec,
-                   softmax_matmul_spec)
+                   softmax_matmul_spec, varlen_spec)
 
 log = logging.getLogger("fa")
 
@@ -520,6 +520,81 @@ def decode_forward(q, k, v, cache_seqlens, block_table, causal, window,
     ins = [q, k, v] + ([sinks] if learnable else []) + extra
     _run(program, "decode", "forward", ins + [o, lse])
     return o, lse
+
+
+def _packed(x):
+    """[rows, H, D] as the [1, H, rows, D] view fa's kernels take."""
+    return x.unsqueeze(0).transpose(1, 2) if _is_torch(x) else \
+        x[None].transpose(0, 2, 1, 3)
+
+
+def check_seq_starts(cu_seqlens_q, cu_seqlens_k, q, k, check_values=True):
+    """Raises TypeError/ValueError unless cu_seqlens_q and cu_seqlens_k are
+    int32 [N + 1] beside q, N >= 1, and, with check_values, each rises from
+    0 to its tensor's rows (q's, k's) without falling. The values are read
+    (for CUDA tensors a synchronisation) except while a CUDA graph is being
+    captured. Unchecked, the kernels clamp every offset to the rows there
+    are: they never read outside q, k and v either way."""
+    for name, x in (("cu_seqlens_q", cu_seqlens_q),
+                    ("cu_seqlens_k", cu_seqlens_k)):
+        _check_tensor(name, x, 1, "[N + 1]")
+        _check_same_place([("q", q), (name, x)])
+        if not _is_int32(x):
+            raise TypeError(f"{name} must have dtype int32, got {x.dtype}")
+    if cu_seqlens_q.shape[0] < 2 or \
+            cu_seqlens_q.shape[0] != cu_seqlens_k.shape[0]:
+        raise ValueError(f"cu_seqlens_q and cu_seqlens_k must both be [N + 1] "
+                         f"for N >= 1 sequences, got "
+                         f"{tuple(cu_seqlens_q.shape)} and "
+                         f"{tuple(cu_seqlens_k.shape)}")
+    if not check_values:
+        return
+    for name, x, rows in (("cu_seqlens_q", cu_seqlens_q, q.shape[0]),
+                          ("cu_seqlens_k", cu_seqlens_k, k.shape[0])):
+        if _is_torch(x):
+            if x.is_cuda and torch.cuda.is_current_stream_capturing():
+                return
+            x = x.cpu().numpy()
+        falls = np.flatnonzero(np.diff(x.astype(np.int64)) < 0)
+        if int(x[0]) != 0:
+            why = f"{name}[0] = {int(x[0])}"
+        elif falls.size:
+            i = int(falls[0])
+            why = (f"{name}[{i + 1}] = {int(x[i + 1])} is below "
+                   f"{name}[{i}] = {int(x[i])}")
+        elif int(x[-1]) != rows:
+            why = f"{name}[{len(x) - 1}] = {int(x[-1])}"
+        else:
+            continue
+        raise ValueError(f"{name} must rise from 0 to {rows} (the rows of "
+                         f"{name[-1]}) without falling; {why}")
+
+
+def varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, causal, window,
+                   sink_tokens, sinks, scale, check_lengths=True):
+    """o [rows of q, Hq, D] and lse [Hq, rows of q] of attention within
+    each packed sequence (no autograd: the kernels have no backward)."""
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        _check_tensor(name, x, 3, "[rows, H, D]")
+    q4, k4, v4 = _packed(q), _packed(k), _packed(v)
+    dtype = check_attention_args(q4, k4, v4, causal, window, sink_tokens,
+                                 sinks, scale)
+    check_seq_starts(cu_seqlens_q, cu_seqlens_k, q, k, check_lengths)
+    learnable = sinks is not None
+    variant = dict(causal=causal, window=window, sink_tokens=sink_tokens,
+                   scale=scale)
+    head_dim = int(q.shape[2])
+    key = ("varlen", learnable, head_dim, tuple(sorted(variant.items())))
+    program = _program(key, lambda: varlen_spec(
+        "varlen", dtype, learnable, head_dim, **variant), dtype, _target(q),
+        _allow_tf32(q, dtype), entry="forward")
+    rows, hq, d = q.shape
+    o = _empty_like(q, (rows, hq, d), dtype)
+    lse = _empty_like(q, (1, hq, rows), accumulator(dtype))
+    ins = [q4, k4, v4] + ([sinks] if learnable else []) + \
+        [cu_seqlens_q, cu_seqlens_k]
+    _run(program, "varlen", "forward", ins + [_packed(o), lse])
+    return o, lse[0]
 
 
 def attention_backward(q, k, v, o, lse, do, causal, window, sink_tokens,

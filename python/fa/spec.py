@@ -66,12 +66,11 @@ def attention_spec(name, dtype, learnable_sinks=False, head_dim=None,
 """
 
 
-def decode_spec(name, dtype, learnable_sinks=False, head_dim=None,
-                paged=False, **variant):
-    """An fa.kernel with the forward of one variant over a KV cache filled
-    to a length per batch entry (fa.attention's key_lengths, i32 [B]), in
-    pages with `paged` (its block_table, i32 [B, N]); it has no
-    backward."""
+def _forward_only_spec(name, dtype, learnable_sinks, head_dim, operands,
+                       variant):
+    """An fa.kernel with only a forward: fa.attention over q, k, v, the
+    sinks where learnable, then `operands`, (clause, rank) pairs of i32
+    tensors such as ("key_lengths", 1)."""
     q, lse = _tensor(4, dtype, head_dim), _tensor(3, accumulator(dtype))
     names, types = ["q", "k", "v"], [q, q, q]
     use = ""
@@ -79,13 +78,10 @@ def decode_spec(name, dtype, learnable_sinks=False, head_dim=None,
         names.append("s")
         types.append(_tensor(1, accumulator(dtype)))
         use += " sinks %s"
-    names.append("n")
-    types.append(_tensor(1, "i32"))
-    use += " key_lengths %n"
-    if paged:
-        names.append("t")
-        types.append(_tensor(2, "i32"))
-        use += " block_table %t"
+    for i, (clause, rank) in enumerate(operands):
+        names.append(f"i{i}")
+        types.append(_tensor(rank, "i32"))
+        use += f" {clause} %i{i}"
     c = clauses(**variant)
     c = " " + c if c else ""
     args = ", ".join(f"%{n}: {t}" for n, t in zip(names, types))
@@ -96,6 +92,27 @@ def decode_spec(name, dtype, learnable_sinks=False, head_dim=None,
   }}
 }}
 """
+
+
+def decode_spec(name, dtype, learnable_sinks=False, head_dim=None,
+                paged=False, **variant):
+    """An fa.kernel with the forward of one variant over a KV cache filled
+    to a length per batch entry (fa.attention's key_lengths, i32 [B]), in
+    pages with `paged` (its block_table, i32 [B, N]); it has no
+    backward."""
+    operands = [("key_lengths", 1)] + ([("block_table", 2)] if paged else [])
+    return _forward_only_spec(name, dtype, learnable_sinks, head_dim,
+                              operands, variant)
+
+
+def varlen_spec(name, dtype, learnable_sinks=False, head_dim=None,
+                **variant):
+    """An fa.kernel with the forward of one variant over packed sequences
+    (fa.attention's query_starts and key_starts, i32 [N + 1] each; q, k
+    and v one batch entry of their rows); it has no backward."""
+    return _forward_only_spec(name, dtype, learnable_sinks, head_dim,
+                              [("query_starts", 1), ("key_starts", 1)],
+                              variant)
 
 
 def softmax_matmul_spec(name, dtype):

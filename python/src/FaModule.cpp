@@ -178,6 +178,7 @@ py::dict describe(const fa::KernelInfo &info) {
   d["learnable_sinks"] = info.learnableSinks;
   d["key_lengths"] = info.keyLengths;
   d["block_table"] = info.blockTable;
+  d["packed_sequences"] = info.packedSequences;
   d["scale"] = info.scale ? py::cast(*info.scale) : py::none();
   d["arg_names"] = info.argNames;
   d["arg_sizes"] = info.argSizes;

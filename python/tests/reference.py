@@ -60,3 +60,27 @@ def decode(q, k, v, cache_seqlens, causal=True, window=None, sink_tokens=0,
             q[e:e + 1], k[e:e + 1, :, :n], v[e:e + 1, :, :n], causal, window,
             sink_tokens, sinks, scale)
     return o, lse
+
+
+def varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, **variant):
+    """attention() within each packed sequence: q [rows_q, Hq, D], k and v
+    [rows_k, Hkv, D]; sequence s is q's rows cu_seqlens_q[s] to
+    cu_seqlens_q[s + 1] and k's and v's cu_seqlens_k[s] to
+    cu_seqlens_k[s + 1]. Returns o [rows_q, Hq, D] and lse [Hq, rows_q]."""
+    rows, hq, _ = q.shape
+    o, lse = np.zeros(q.shape), np.full((hq, rows), -np.inf)
+    sinks = variant.get("sinks")
+    for s in range(len(cu_seqlens_q) - 1):
+        q0, q1 = int(cu_seqlens_q[s]), int(cu_seqlens_q[s + 1])
+        k0, k1 = int(cu_seqlens_k[s]), int(cu_seqlens_k[s + 1])
+        if q1 == q0:
+            continue
+        if k1 == k0:  # no key: o = 0; lse is the sink's logit, if any
+            if sinks is not None:
+                lse[:, q0:q1] = np.asarray(sinks, np.float64)[:, None]
+            continue
+        so, slse = attention(*(x[None].transpose(0, 2, 1, 3) for x in
+                               (q[q0:q1], k[k0:k1], v[k0:k1])), **variant)
+        o[q0:q1] = so[0].transpose(1, 0, 2)
+        lse[:, q0:q1] = slse[0]
+    return o, lse

@@ -8,7 +8,7 @@ import pytest
 
 import fa
 from reference import attention as ref_attention, decode as ref_decode, \
-    relative_error
+    relative_error, varlen as ref_varlen
 
 SPECS = os.path.join(os.path.dirname(__file__), "..", "..", "kernels_spec")
 TOL = {np.float64: 1e-10, np.float32: 1e-4, np.float16: 5e-3}
@@ -512,3 +512,102 @@ def test_paged_decode_refuses_bad_tables():
     o = fa.decode(q, k, v, cache_seqlens=n, check_lengths=False,
                   block_table=np.array([[0, 99], [2, -1]], np.int32))
     assert np.isfinite(o).all()
+
+
+def packed(lengths):
+    """cu_seqlens of sequences of `lengths` packed end to end."""
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+
+
+# Query and key lengths per sequence: one row, an empty sequence, a
+# sequence with no keys, sequences past a block of rows (64 on the CPU),
+# fewer keys than queries (causal rows that see none) and more.
+VARLEN_Q = [1, 0, 5, 150, 7, 70]
+VARLEN_K = [9, 3, 0, 150, 4, 200]
+VARLEN_VARIANTS = [dict(), dict(causal=True), dict(causal=True, window=7),
+                   dict(causal=True, window=7, sink_tokens=2)]
+
+
+@pytest.mark.parametrize("variant", VARLEN_VARIANTS)
+@pytest.mark.parametrize("sinks", [False, True])
+def test_varlen_attends_within_each_packed_sequence(variant, sinks):
+    rng = np.random.default_rng(len(variant) + sinks)
+    cq, ck = packed(VARLEN_Q), packed(VARLEN_K)
+    q = rand(rng, (cq[-1], 8, 16))
+    k, v = rand(rng, (ck[-1], 2, 16)), rand(rng, (ck[-1], 2, 16))
+    s = rand(rng, (8,)) if sinks else None
+    o, lse = fa.attention_varlen(q, k, v, cq, ck, sinks=s, return_lse=True,
+                                 **variant)
+    ref_o, ref_lse = ref_varlen(q, k, v, cq, ck, sinks=s, **variant)
+    assert o.shape == q.shape and lse.shape == (8, cq[-1])
+    assert relative_error(o, ref_o) < 1e-10
+    assert relative_error(lse, ref_lse) < 1e-10
+
+
+@pytest.mark.parametrize("sq", [1, 4, 16])
+def test_varlen_prefill_beside_a_cache(sq):
+    # Speculative blocks of sq rows per sequence against their keys, which
+    # end with them (causal, bottom-right aligned); f32 and a window.
+    rng = np.random.default_rng(sq)
+    lk = [sq, 3 * sq + 1, 100]
+    cq, ck = packed([sq] * 3), packed(lk)
+    q = rand(rng, (cq[-1], 4, 32), np.float32)
+    k, v = (rand(rng, (ck[-1], 4, 32), np.float32) for _ in range(2))
+    o = fa.attention_varlen(q, k, v, cq, ck, causal=True, window=33)
+    ref_o = ref_varlen(q, k, v, cq, ck, causal=True, window=33)[0]
+    assert relative_error(o, ref_o) < 1e-5
+
+
+def test_varlen_takes_views_with_a_unit_stride_on_d():
+    # q, k and v as slices of one packed qkv buffer [rows, 3, H, D].
+    rng = np.random.default_rng(5)
+    cq = packed([3, 40])
+    qkv = rand(rng, (cq[-1], 3, 4, 16))
+    q, k, v = qkv[:, 0], qkv[:, 1], qkv[:, 2]
+    o = fa.attention_varlen(q, k, v, cq, cq, causal=True)
+    assert relative_error(o, ref_varlen(q, k, v, cq, cq, causal=True)[0]) \
+        < 1e-10
+
+
+def test_varlen_refuses_bad_starts():
+    rng = np.random.default_rng(6)
+    q, k = rand(rng, (10, 4, 16)), rand(rng, (12, 2, 16))
+    cq, ck = packed([4, 6]), packed([5, 7])
+    fa.attention_varlen(q, k, k, cq, ck)
+    with pytest.raises(TypeError, match="cu_seqlens_q must have dtype int32"):
+        fa.attention_varlen(q, k, k, cq.astype(np.int64), ck)
+    with pytest.raises(ValueError, match=r"cu_seqlens_q and cu_seqlens_k must "
+                       r"both be \[N \+ 1\] for N >= 1 sequences, got \(3,\) "
+                       r"and \(2,\)"):
+        fa.attention_varlen(q, k, k, cq, ck[:2])
+    with pytest.raises(ValueError, match=r"cu_seqlens_q must rise from 0 to "
+                       r"10 \(the rows of q\) without falling; "
+                       r"cu_seqlens_q\[2\] = 9"):
+        fa.attention_varlen(q, k, k, packed([4, 5]), ck)
+    with pytest.raises(ValueError, match=r"cu_seqlens_k\[2\] = 12 is below "
+                       r"cu_seqlens_k\[1\] = 13"):
+        fa.attention_varlen(q, k, k, cq, np.array([0, 13, 12], np.int32))
+    with pytest.raises(ValueError, match=r"cu_seqlens_k\[0\] = 1"):
+        fa.attention_varlen(q, k, k, cq, np.array([1, 5, 12], np.int32))
+    with pytest.raises(ValueError, match=r"q must have 3 dimensions "
+                       r"\[rows, H, D\]"):
+        fa.attention_varlen(q[None], k, k, cq, ck)
+    with pytest.raises(ValueError, match=r"query heads \(Hq = 4\) must be a "
+                       r"multiple of key/value heads \(Hkv = 3\)"):
+        kk = rand(rng, (12, 3, 16))
+        fa.attention_varlen(q, kk, kk, cq, ck)
+
+
+def test_varlen_unchecked_starts_are_clamped_to_the_rows():
+    # check_lengths=False: offsets past the rows are taken as the last row,
+    # and nothing outside q, k and v is read (a falling offset empties its
+    # sequence).
+    rng = np.random.default_rng(7)
+    q, k, v = (rand(rng, (10, 2, 16)) for _ in range(3))
+    cq = np.array([0, 4, 99], np.int32)
+    ck = np.array([0, 50, 3], np.int32)
+    o, lse = fa.attention_varlen(q, k, v, cq, ck, check_lengths=False,
+                                 return_lse=True)
+    ref_o, ref_lse = ref_varlen(q, k, v, [0, 4, 10], [0, 10, 10])
+    assert relative_error(o, ref_o) < 1e-10
+    assert relative_error(lse, ref_lse) < 1e-10

@@ -785,3 +785,65 @@ def test_dropins_under_torch_compile_fullgraph(device):
     x = torch.randn(2, 9, 4, 16, device=device)
     compiled = torch.compile(both, fullgraph=True)
     assert rel(compiled(x), both(x)) < 1e-5
+
+
+def reference_varlen(q, k, v, cu_q, cu_k, sinks=None, **variant):
+    """reference() within each packed sequence ([rows, H, D] tensors)."""
+    o = torch.zeros(q.shape, dtype=torch.float64)
+    for s in range(len(cu_q) - 1):
+        q0, q1, k0, k1 = (int(x) for x in (cu_q[s], cu_q[s + 1], cu_k[s],
+                                           cu_k[s + 1]))
+        if q1 > q0 and k1 > k0:
+            o[q0:q1] = reference(
+                *(x.cpu()[None].transpose(1, 2)
+                  for x in (q[q0:q1], k[k0:k1], v[k0:k1])),
+                sinks=None if sinks is None else sinks.cpu(),
+                **variant)[0].transpose(0, 1)
+    return o
+
+
+def poisoned_allocator(device, elements):
+    """Leaves a block of NaN in the caching allocator, so that fa's own
+    outputs (torch.empty) start as NaN where a kernel leaves rows unwritten."""
+    if device == "cuda":
+        torch.full((elements,), float("nan"), device=device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("d", [64, 80, 128])
+@pytest.mark.parametrize("variant", [dict(), dict(causal=True),
+                                     dict(causal=True, window=100,
+                                          sink_tokens=4)])
+def test_varlen_attends_within_each_packed_sequence(device, d, variant):
+    """fa.attention_varlen (on the GPU: mma.sync's blocks per sequence)
+    against float64 per sequence: lengths from 0 and 1 to past several
+    blocks, q and k lengths apart, GQA 16/4, learnable sinks."""
+    torch.manual_seed(d)
+    lq = [1, 0, 300, 64, 1000, 17]
+    lk = [5, 9, 300, 200, 1000, 0]
+    cu_q = torch.tensor([0] + lq, dtype=torch.int32).cumsum(0,
+                                                           dtype=torch.int32)
+    cu_k = torch.tensor([0] + lk, dtype=torch.int32).cumsum(0,
+                                                           dtype=torch.int32)
+    q = torch.randn(int(cu_q[-1]), 16, d, dtype=torch.bfloat16)
+    k, v = (torch.randn(int(cu_k[-1]), 4, d, dtype=torch.bfloat16)
+            for _ in range(2))
+    sinks = torch.randn(16)
+    poisoned_allocator(device, q.numel() * 4)
+    o = fa.attention_varlen(q.to(device), k.to(device), v.to(device),
+                            cu_q.to(device), cu_k.to(device),
+                            sinks=sinks.to(device), **variant)
+    assert o.shape == q.shape and torch.isfinite(o).all()
+    ref = reference_varlen(q, k, v, cu_q, cu_k, sinks=sinks, **variant)
+    assert rel(o.cpu(), ref) < TOL[torch.bfloat16]
+
+
+def test_varlen_has_no_backward():
+    q = torch.randn(8, 2, 16, requires_grad=True)
+    k = v = torch.randn(8, 2, 16)
+    cu = torch.tensor([0, 3, 8], dtype=torch.int32)
+    with pytest.raises(ValueError, match="fa.attention_varlen has no "
+                       "backward"):
+        fa.attention_varlen(q, k, v, cu, cu)
+    with torch.no_grad():
+        assert fa.attention_varlen(q, k, v, cu, cu).shape == (8, 2, 16)

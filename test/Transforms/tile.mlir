@@ -31,7 +31,7 @@
 // CHECK-NEXT: %[[REST:[0-9]+]] = arith.divui %[[L]], %[[TILES]] : index
 // CHECK-NEXT: %[[H:[0-9]+]] = arith.remui %[[REST]], %[[HQ]] : index
 // CHECK-NEXT: %[[B:[0-9]+]] = arith.divui %[[REST]], %[[HQ]] : index
-// CHECK-NEXT: arith.divsi %[[H]], %[[GROUP]] : index
+// CHECK: arith.divsi %[[H]], %[[GROUP]] : index
 // CHECK: } {fa.tiles = "sink_keys.masked"}
 // CHECK-NOT: arith.cmpi sle
 // CHECK: } {fa.tiles = "sink_keys.unmasked"}
@@ -131,5 +131,29 @@ fa.kernel @cache {
   func.func @forward(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>, %n: tensor<?xi32>) -> (tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>) {
     %o, %lse = fa.attention %q, %k, %v key_lengths %n mask causal : (tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?xi32>) -> (tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>)
     return %o, %lse : tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>
+  }
+}
+
+// Packed sequences: blocks over (floor(rows / 16) + N, heads), each finding
+// its sequence by a binary search over the query starts; the first key
+// tile starts at the sequence's first key row and the causal bound uses its
+// end rows (key end - query end), all clamped to the rows there are.
+// CHECK-LABEL: func.func @packed_forward(
+// CHECK-SAME: %[[QSTARTS:[^:]*]]: memref<?xi32, strided<[?], offset: ?>>,
+// CHECK-SAME: %[[KSTARTS:[^:]*]]: memref<?xi32, strided<[?], offset: ?>>
+// CHECK: %[[N1:.*]] = memref.dim %[[QSTARTS]], %c0
+// CHECK: %[[N:.*]] = arith.subi %[[N1]], %c1 : index
+// CHECK: scf.parallel
+// CHECK: %[[SEARCH:.*]]:2 = scf.while (%{{.*}} = %c0, %{{.*}} = %[[N]])
+// CHECK: %[[K0:.*]] = memref.load %[[KSTARTS]][%[[SEARCH]]#0]
+// CHECK: %[[K0IDX:.*]] = arith.index_cast %[[K0]] : i32 to index
+// CHECK: %[[KLO:.*]] = arith.maxsi %[[K0IDX]], %c0 : index
+// CHECK: %[[KSTART:.*]] = arith.minsi %[[KLO]], %{{.*}} : index
+// CHECK: scf.for %{{.*}} = %[[KSTART]] to %{{.*}} step %c32
+// CHECK: memref.load %{{.*}}[%c0, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x?x?x?xf32
+fa.kernel @packed {
+  func.func @forward(%q: tensor<1x?x?x?xf32>, %k: tensor<1x?x?x?xf32>, %v: tensor<1x?x?x?xf32>, %cq: tensor<?xi32>, %ck: tensor<?xi32>) -> (tensor<1x?x?x?xf32>, tensor<1x?x?xf32>) {
+    %o, %lse = fa.attention %q, %k, %v query_starts %cq key_starts %ck mask causal : (tensor<1x?x?x?xf32>, tensor<1x?x?x?xf32>, tensor<1x?x?x?xf32>, tensor<?xi32>, tensor<?xi32>) -> (tensor<1x?x?x?xf32>, tensor<1x?x?xf32>)
+    return %o, %lse : tensor<1x?x?x?xf32>, tensor<1x?x?xf32>
   }
 }

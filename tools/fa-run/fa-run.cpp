@@ -417,7 +417,7 @@ struct Runner {
     // key_lengths: batch entry 0 sees one key, the last all Sk, the others
     // a random count.
     HostTensor keyLengths(fa::DType::I32, {B});
-    if (info.keyLengths) {
+    if (info.keyLengths || info.packedSequences) {
       std::uniform_int_distribution<int64_t> count(1, Sk);
       for (int64_t b = 0; b < B; ++b) {
         p.keyLengths.push_back(b == 0 ? 1 : b == B - 1 ? Sk : count(rng));
@@ -463,19 +463,78 @@ struct Runner {
             }
           }
     }
+    // Packed sequences (query_starts/key_starts): entry b's Sq query rows
+    // and its first key_lengths[b] keys go end to end into one batch entry
+    // ([1, H, rows, D]), and o and lse come back out of it for the
+    // per-entry reference.
+    int64_t packedRows = info.packedSequences ? B * Sq : 1;
+    int64_t packedKeys = 0;
+    for (int64_t n : p.keyLengths)
+      packedKeys += n;
+    HostTensor queryStarts(fa::DType::I32, {B + 1});
+    HostTensor keyStarts(fa::DType::I32, {B + 1});
+    HostTensor qPacked(dt, {1, Hq, packedRows, D});
+    HostTensor kPacked(dt, {1, Hkv, std::max<int64_t>(packedKeys, 1), D});
+    HostTensor vPacked(dt, kPacked.sizes);
+    HostTensor oPacked(dt, qPacked.sizes), lsePacked(acc, {1, Hq, packedRows});
+    // Element (b, h, i, c) of a [B, H, rows, D] tensor and (h, row, c) of a
+    // packed [1, H, rows, D] one.
+    auto at = [&](int64_t b, int64_t h, int64_t heads, int64_t rows,
+                  int64_t i) { return ((b * heads + h) * rows + i) * D; };
+    auto move = [&](const HostTensor &from, int64_t fromAt, HostTensor &to,
+                    int64_t toAt, int64_t count) {
+      for (int64_t c = 0; c < count; ++c)
+        to.set(toAt + c, from.get(fromAt + c));
+    };
+    if (info.packedSequences) {
+      int64_t keyRow = 0;
+      for (int64_t b = 0; b < B; ++b) {
+        queryStarts.set(b, static_cast<double>(b * Sq));
+        keyStarts.set(b, static_cast<double>(keyRow));
+        for (int64_t h = 0; h < Hq; ++h)
+          move(q, at(b, h, Hq, Sq, 0), qPacked,
+               at(0, h, Hq, packedRows, b * Sq), Sq * D);
+        for (int64_t h = 0; h < Hkv; ++h) {
+          move(k, at(b, h, Hkv, Sk, 0), kPacked,
+               at(0, h, Hkv, packedKeys, keyRow), p.keyLengths[b] * D);
+          move(v, at(b, h, Hkv, Sk, 0), vPacked,
+               at(0, h, Hkv, packedKeys, keyRow), p.keyLengths[b] * D);
+        }
+        keyRow += p.keyLengths[b];
+      }
+      queryStarts.set(B, static_cast<double>(B * Sq));
+      keyStarts.set(B, static_cast<double>(keyRow));
+    }
+
     std::vector<HostTensor *> fwdArgs = {&q, &k, &v};
     if (info.blockTable)
       fwdArgs = {&q, &kPages, &vPages};
+    if (info.packedSequences)
+      fwdArgs = {&qPacked, &kPacked, &vPacked};
     if (info.learnableSinks)
       fwdArgs.push_back(&sinks);
     if (info.keyLengths)
       fwdArgs.push_back(&keyLengths);
     if (info.blockTable)
       fwdArgs.push_back(&table);
-    fwdArgs.push_back(&o);
-    fwdArgs.push_back(&lse);
+    if (info.packedSequences) {
+      fwdArgs.insert(fwdArgs.end(),
+                     {&queryStarts, &keyStarts, &oPacked, &lsePacked});
+    } else {
+      fwdArgs.push_back(&o);
+      fwdArgs.push_back(&lse);
+    }
 
     double ms = call(info.name, fa::Entry::Forward, fwdArgs);
+    if (info.packedSequences)
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < Hq; ++h) {
+          move(oPacked, at(0, h, Hq, packedRows, b * Sq), o,
+               at(b, h, Hq, Sq, 0), Sq * D);
+          for (int64_t i = 0; i < Sq; ++i)
+            lse.set((b * Hq + h) * Sq + i,
+                    lsePacked.get(h * packedRows + b * Sq + i));
+        }
     outs() << info.name << " shape=" << join(map(s), ",")
            << " dtype=" << fa::dtypeName(dt) << " target="
            << (program.target() == fa::Target::GPU ? "gpu" : "cpu")

@@ -224,6 +224,8 @@ LogicalResult AttentionOp::verify() {
                              RankedTensorType::get({batch}, i32),
                              "one key count per batch entry")))
     return failure();
+  if (failed(verifySequenceStarts()))
+    return failure();
   if (!paged)
     return success();
   if (!getKeyLengths())
@@ -236,6 +238,45 @@ LogicalResult AttentionOp::verify() {
                             "pages per sequence] with B = "
                          << sizeStr(batch) << ", got "
                          << getBlockTable().getType();
+  return success();
+}
+
+LogicalResult AttentionOp::verifySequenceStarts() {
+  Value queryStarts = getQueryStarts(), keyStarts = getKeyStarts();
+  if (!queryStarts && !keyStarts)
+    return success();
+  if (!queryStarts || !keyStarts)
+    return emitOpError() << "query_starts and key_starts come together (the "
+                            "packed sequences' rows in q and in k/v)";
+  if (getKeyLengths() || getBlockTable())
+    return emitOpError() << "query_starts/key_starts do not combine with "
+                         << (getKeyLengths() ? "key_lengths" : "block_table")
+                         << " (each packed sequence's keys are its own rows)";
+  for (auto [name, starts] : {std::pair{"query_starts", queryStarts},
+                              std::pair{"key_starts", keyStarts}}) {
+    auto type = dyn_cast<RankedTensorType>(starts.getType());
+    if (!type || type.getRank() != 1 || !type.getElementType().isInteger(32))
+      return emitOpError() << "'" << name
+                           << "' must be a 1-D tensor of i32 (N + 1 row "
+                              "offsets of N packed sequences), got "
+                           << starts.getType();
+    int64_t size = type.getDimSize(0);
+    if (!ShapedType::isDynamic(size) && size < 2)
+      return emitOpError() << "'" << name << "' has " << size
+                           << " entries; N packed sequences need N + 1 >= 2";
+  }
+  int64_t queryCount = tensorType(queryStarts).getDimSize(0);
+  int64_t keyCount = tensorType(keyStarts).getDimSize(0);
+  if (conflict(queryCount, keyCount))
+    return emitOpError() << "'query_starts' has " << queryCount
+                         << " entries and 'key_starts' " << keyCount
+                         << "; both are N + 1 for N sequences";
+  for (auto [name, tensor] : {std::pair{"q", getQ()}, std::pair{"k", getK()}})
+    if (conflict(tensorType(tensor).getDimSize(0), 1))
+      return emitOpError() << "with query_starts, '" << name
+                           << "' holds the packed sequences as one batch "
+                              "entry: B must be 1, got "
+                           << sizeStr(tensorType(tensor).getDimSize(0));
   return success();
 }
 
@@ -365,9 +406,12 @@ LogicalResult KernelOp::verifyRegions() {
   if (!bwd || !fwd)
     return emitOpError() << "@backward must hold fa.attention_grad and "
                             "needs an fa.attention in @forward";
-  if (fwd.getKeyLengths())
-    return emitOpError() << "@forward's key_lengths have no backward: a "
-                            "kernel with them holds only @forward";
+  if (fwd.getKeyLengths() || fwd.getQueryStarts())
+    return emitOpError() << "@forward's "
+                         << (fwd.getKeyLengths() ? "key_lengths"
+                                                 : "query_starts/key_starts")
+                         << " have no backward: a kernel with them holds "
+                            "only @forward";
   if (failed(checkSame(*this, "mask", fwd.getMask(), bwd.getMask())) ||
       failed(checkSame(*this, "window", fwd.getWindow(), bwd.getWindow())) ||
       failed(checkSame(*this, "sink_tokens", fwd.getSinkTokens(),

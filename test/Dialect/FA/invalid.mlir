@@ -407,3 +407,51 @@ func.func @f(%q: tensor<2x8x1x64xf32>, %k: tensor<9x2x16x64xf32>, %v: tensor<8x2
   %o, %lse = fa.attention %q, %k, %v key_lengths %n block_table %t : (tensor<2x8x1x64xf32>, tensor<9x2x16x64xf32>, tensor<8x2x16x64xf32>, tensor<2xi32>, tensor<2x4xi32>) -> (tensor<2x8x1x64xf32>, tensor<2x8x1xf32>)
   return
 }
+
+// -----
+
+func.func @f(%q: tensor<1x8x40x64xf32>, %k: tensor<1x2x50x64xf32>, %v: tensor<1x2x50x64xf32>, %cq: tensor<3xi32>) {
+  // expected-error @+1 {{query_starts and key_starts come together (the packed sequences' rows in q and in k/v)}}
+  %o, %lse = fa.attention %q, %k, %v query_starts %cq : (tensor<1x8x40x64xf32>, tensor<1x2x50x64xf32>, tensor<1x2x50x64xf32>, tensor<3xi32>) -> (tensor<1x8x40x64xf32>, tensor<1x8x40xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x8x40x64xf32>, %k: tensor<1x2x50x64xf32>, %v: tensor<1x2x50x64xf32>, %cq: tensor<3xi32>, %ck: tensor<4xi32>) {
+  // expected-error @+1 {{'query_starts' has 3 entries and 'key_starts' 4; both are N + 1 for N sequences}}
+  %o, %lse = fa.attention %q, %k, %v query_starts %cq key_starts %ck : (tensor<1x8x40x64xf32>, tensor<1x2x50x64xf32>, tensor<1x2x50x64xf32>, tensor<3xi32>, tensor<4xi32>) -> (tensor<1x8x40x64xf32>, tensor<1x8x40xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x8x40x64xf32>, %k: tensor<1x2x50x64xf32>, %v: tensor<1x2x50x64xf32>, %cq: tensor<3xi64>, %ck: tensor<3xi32>) {
+  // expected-error @+1 {{'query_starts' must be a 1-D tensor of i32 (N + 1 row offsets of N packed sequences), got 'tensor<3xi64>'}}
+  %o, %lse = fa.attention %q, %k, %v query_starts %cq key_starts %ck : (tensor<1x8x40x64xf32>, tensor<1x2x50x64xf32>, tensor<1x2x50x64xf32>, tensor<3xi64>, tensor<3xi32>) -> (tensor<1x8x40x64xf32>, tensor<1x8x40xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x8x40x64xf32>, %k: tensor<1x2x50x64xf32>, %v: tensor<1x2x50x64xf32>, %cq: tensor<1xi32>, %ck: tensor<1xi32>) {
+  // expected-error @+1 {{'query_starts' has 1 entries; N packed sequences need N + 1 >= 2}}
+  %o, %lse = fa.attention %q, %k, %v query_starts %cq key_starts %ck : (tensor<1x8x40x64xf32>, tensor<1x2x50x64xf32>, tensor<1x2x50x64xf32>, tensor<1xi32>, tensor<1xi32>) -> (tensor<1x8x40x64xf32>, tensor<1x8x40xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x40x64xf32>, %k: tensor<2x2x50x64xf32>, %v: tensor<2x2x50x64xf32>, %cq: tensor<3xi32>, %ck: tensor<3xi32>) {
+  // expected-error @+1 {{with query_starts, 'q' holds the packed sequences as one batch entry: B must be 1, got 2}}
+  %o, %lse = fa.attention %q, %k, %v query_starts %cq key_starts %ck : (tensor<2x8x40x64xf32>, tensor<2x2x50x64xf32>, tensor<2x2x50x64xf32>, tensor<3xi32>, tensor<3xi32>) -> (tensor<2x8x40x64xf32>, tensor<2x8x40xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x8x40x64xf32>, %k: tensor<1x2x50x64xf32>, %v: tensor<1x2x50x64xf32>, %n: tensor<1xi32>, %cq: tensor<3xi32>, %ck: tensor<3xi32>) {
+  // expected-error @+1 {{query_starts/key_starts do not combine with key_lengths (each packed sequence's keys are its own rows)}}
+  %o, %lse = fa.attention %q, %k, %v key_lengths %n query_starts %cq key_starts %ck : (tensor<1x8x40x64xf32>, tensor<1x2x50x64xf32>, tensor<1x2x50x64xf32>, tensor<1xi32>, tensor<3xi32>, tensor<3xi32>) -> (tensor<1x8x40x64xf32>, tensor<1x8x40xf32>)
+  return
+}

@@ -171,3 +171,17 @@ fa.kernel @k {
     return %dq, %dk, %dv : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
   }
 }
+
+// -----
+
+// expected-error @+1 {{'fa.kernel' op @forward's query_starts/key_starts have no backward: a kernel with them holds only @forward}}
+fa.kernel @k {
+  func.func @forward(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %cq: tensor<2xi32>, %ck: tensor<2xi32>) -> (tensor<1x4x8x16xf32>, tensor<1x4x8xf32>) {
+    %o, %lse = fa.attention %q, %k, %v query_starts %cq key_starts %ck mask causal : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<2xi32>, tensor<2xi32>) -> (tensor<1x4x8x16xf32>, tensor<1x4x8xf32>)
+    return %o, %lse : tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+  }
+  func.func @backward(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %o: tensor<1x4x8x16xf32>, %lse: tensor<1x4x8xf32>, %dO: tensor<1x4x8x16xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) {
+    %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %lse, %dO mask causal : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8x16xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+    return %dq, %dk, %dv : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  }
+}

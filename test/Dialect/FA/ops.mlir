@@ -25,6 +25,14 @@ func.func @key_lengths(%q: tensor<?x64x?x64xbf16>, %k: tensor<?x8x?x64xbf16>, %v
   return %o : tensor<?x64x?x64xbf16>
 }
 
+// Packed sequences of different lengths.
+// CHECK-LABEL: func.func @packed_sequences
+// CHECK: fa.attention %{{.*}}, %{{.*}}, %{{.*}} sinks %{{.*}} query_starts %{{.*}} key_starts %{{.*}} mask causal :
+func.func @packed_sequences(%q: tensor<1x64x?x64xbf16>, %k: tensor<1x8x?x64xbf16>, %v: tensor<1x8x?x64xbf16>, %s: tensor<64xf32>, %cq: tensor<?xi32>, %ck: tensor<?xi32>) -> tensor<1x64x?x64xbf16> {
+  %o, %lse = fa.attention %q, %k, %v sinks %s query_starts %cq key_starts %ck mask causal : (tensor<1x64x?x64xbf16>, tensor<1x8x?x64xbf16>, tensor<1x8x?x64xbf16>, tensor<64xf32>, tensor<?xi32>, tensor<?xi32>) -> (tensor<1x64x?x64xbf16>, tensor<1x64x?xf32>)
+  return %o : tensor<1x64x?x64xbf16>
+}
+
 // f64 inputs keep their statistics in f64.
 // CHECK-LABEL: func.func @grad_f64
 // CHECK: %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = fa.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} sinks %{{.*}} mask causal :

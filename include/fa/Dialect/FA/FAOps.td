@@ -41,6 +41,15 @@ def FA_AttentionOp : FA_Op<"attention", [Pure, AttrSizedOperandSegments]> {
       k and v are [pages, Hkv, P, D]: pages of P keys, and batch b's key j
       is row j mod P of page t[b, j / P]. Sk is N * P. A page index outside
       [0, pages) is taken as its nearest end.
+    - `query_starts %cq key_starts %ck` (tensor<(N+1)xi32> each): packed
+      sequences of different lengths (flash-attn's cu_seqlens). q, o and
+      lse hold one batch entry whose rows are N sequences end to end:
+      sequence s is query rows [cq[s], cq[s+1]) and key rows
+      [ck[s], ck[s+1]), and attends only within itself, with Sq and Sk in
+      the masks above its own lengths (causal stays bottom-right aligned
+      per sequence). Starts are clamped to the tensors' rows and ends to
+      [start, rows], so no row outside them is read. Forward only; not
+      with key_lengths or block_table.
 
     ```mlir
     %o, %lse = fa.attention %q, %k, %v mask causal window 4096
@@ -52,12 +61,19 @@ def FA_AttentionOp : FA_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     AnyRankedTensor:$q, AnyRankedTensor:$k, AnyRankedTensor:$v,
     Optional<AnyRankedTensor>:$sinks,
     Optional<AnyRankedTensor>:$key_lengths,
-    Optional<AnyRankedTensor>:$block_table), FA_VariantAttrs);
+    Optional<AnyRankedTensor>:$block_table,
+    Optional<AnyRankedTensor>:$query_starts,
+    Optional<AnyRankedTensor>:$key_starts), FA_VariantAttrs);
   let results = (outs AnyRankedTensor:$o, AnyRankedTensor:$lse);
   let assemblyFormat = !strconcat("$q `,` $k `,` $v (`sinks` $sinks^)? ",
     "(`key_lengths` $key_lengths^)? (`block_table` $block_table^)? ",
+    "(`query_starts` $query_starts^)? (`key_starts` $key_starts^)? ",
     FA_VariantFormat, " attr-dict `:` functional-type(operands, results)");
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Checks query_starts and key_starts (the packed sequences).
+    ::llvm::LogicalResult verifySequenceStarts();
+  }];
 }
 
 def FA_AttentionGradOp : FA_Op<"attention_grad", [Pure]> {
