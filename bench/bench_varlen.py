@@ -6,12 +6,13 @@ fa.attention on one batch of equal-length sequences with the same tokens
 pairs of each sequence. Timing: CUDA events around queued calls after a
 warm-up, median of 5 rounds.
 
-python3 bench/bench_varlen.py [--csv FILE]
+python3 bench/bench_varlen.py [--csv FILE] [--time-limit SECONDS]
 """
 import argparse
 import csv
 import statistics
 import sys
+import time
 
 import torch
 import torch.nn.functional as F
@@ -54,12 +55,18 @@ def sdpa_backend(name):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--csv", default=None)
+    parser.add_argument("--time-limit", type=float, default=float("inf"),
+                        help="seconds after which no new row starts")
     args = parser.parse_args()
+    began = time.monotonic()
     dev, dt = "cuda", torch.bfloat16
     rows = []
     gen = torch.Generator().manual_seed(0)
     for name, hq, hkv, d, causal, window, learnable in MODELS:
         for total, lo, hi in MIXES:
+            if time.monotonic() - began > args.time_limit:
+                print("time limit: rows left out", flush=True)
+                break
             lengths = lengths_of(total, lo, hi, gen)
             cu = torch.tensor([0] + lengths).cumsum(0).to(torch.int32)
             q = torch.randn(total, hq, d, device=dev, dtype=dt)
@@ -75,9 +82,8 @@ def main():
                 times["fa varlen"] = queued_ms(lambda: fa.attention_varlen(
                     q, k, v, cu_dev, cu_dev, sinks=sinks,
                     check_lengths=False, **variant))
-                views = [(x[a:b][None].transpose(1, 2) for x in (q, k, v))
+                views = [tuple(x[a:b][None].transpose(1, 2) for x in (q, k, v))
                          for a, b in zip(cu[:-1].tolist(), cu[1:].tolist())]
-                views = [tuple(t) for t in views]
 
                 def per_sequence():
                     for qs, ks, vs in views:

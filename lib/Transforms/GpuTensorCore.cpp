@@ -380,9 +380,10 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     // The wgmma forward's TMA reads a batch entry's last key tile whole,
     // past its key_lengths into whatever the cache holds there (NaN in an
     // unwritten slot reaches o through P = 0): those entries take mma.sync,
-    // whose copies stop at the entry's last key. Packed sequences, whose
-    // tiles end inside the tensors, take mma.sync for the same reason.
-    if (useWgmma(element) && !args.keyLengths && !args.queryStarts) {
+    // whose copies stop at the entry's last key. (Packed sequences take
+    // it: past a sequence's last key its tiles read the next sequence's
+    // rows, which its mask gives P = 0.)
+    if (useWgmma(element) && !args.keyLengths) {
       // Under a short window mma.sync's 64-row blocks, several to an SM,
       // beat wgmma's blocks of 128 rows where both run (bench/NOTES.md):
       // those head dims go on to the mma.sync chain below.

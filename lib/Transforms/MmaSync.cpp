@@ -46,19 +46,10 @@ public:
       *m = withUnitStride(*m);
     Dims dims =
         pagedDims(attentionDims(args.q, args.k), args.blockTable, args.k);
-    if (args.queryStarts) {
-      // Packed sequences: a block per (sequence block, head).
-      Value blocks = sequenceBlockCount(dims, args.queryStarts, 16 * warps);
-      launch({blocks, dims.hq, idx(1)}, forwardTileRows(), kernelName,
-             [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
-               emitBody(variant, args, dims, blocks, launch, shared);
-             });
-      return;
-    }
-    Value tiles = ceilDiv(dims.sq, 16 * warps);
-    launch({tiles, dims.hq, dims.batch}, forwardTileRows(), kernelName,
+    std::array<Value, 3> grid = forwardGrid(args, dims, 16 * warps);
+    launch(grid, forwardTileRows(), kernelName,
            [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
-             emitBody(variant, args, dims, tiles, launch, shared);
+             emitBody(variant, args, dims, grid[0], launch, shared);
            });
   }
 
@@ -364,19 +355,21 @@ private:
     }
     QueryBlock block;
     Dims dims;
+    if (split && queryRows == 0) {
+      block = packedGroupRows(allDims, tiles, linear, 16 * warps);
+      dims = batchDims(allDims, args.keyLengths, batchIdx);
+    } else {
+      // From here on Sk is the block's batch entry's (key_lengths) or
+      // sequence's.
+      std::tie(block, dims) =
+          forwardBlock(variant, args, allDims, tiles, linear, 16 * warps);
+    }
     if (args.queryStarts) {
-      // The block's sequence's dims from here on; a spare block (no rows)
-      // stops here, all its threads alike.
-      std::tie(block, dims) = sequenceQueryBlock(args, allDims);
+      // A sequence's spare block (no rows) stops here, all its threads
+      // alike.
       auto hasRows = scf::IfOp::create(
           b, cmp(arith::CmpIPredicate::sgt, block.rows, idx(0)), false);
       b.setInsertionPointToStart(hasRows.thenBlock());
-    } else {
-      block = split && queryRows == 0
-                  ? packedGroupRows(allDims, tiles, linear, 16 * warps)
-                  : queryBlock(variant, allDims, tiles, linear, 16 * warps);
-      // From here on Sk is the block's batch entry's (key_lengths).
-      dims = batchDims(allDims, args.keyLengths, batchIdx);
     }
     Value head = block.head, m0 = block.m0, rows = block.rows;
     std::array<Value, 2> rowOf = block.rowOf;
@@ -432,27 +425,6 @@ private:
     for (Value h : headOf)
       partialHeadOf.push_back(add(mul(splitIndex, dims.hq), h));
     storeForward(state, partial, dims, partialHeadOf, rowOf);
-  }
-
-  /// The query block of a packed sequence (TileBuilder::sequenceBlock) that
-  /// block (blockCoord[0], blockCoord[1]) of the grid is, and the
-  /// sequence's dims; sets kvHead and batchIdx (0: the sequences are rows
-  /// of one batch entry). Blocks run from the last, which under a causal
-  /// mask have the most keys.
-  std::pair<QueryBlock, Dims> sequenceQueryBlock(const ForwardArgs &args,
-                                                 const Dims &allDims) {
-    Value blocks = sequenceBlockCount(allDims, args.queryStarts, 16 * warps);
-    Value index = sub(sub(blocks, idx(1)), blockCoord[0]);
-    SequenceBlock seq = sequenceBlock(allDims, args.queryStarts, args.keyStarts,
-                                      index, 16 * warps);
-    QueryBlock q;
-    q.head = blockCoord[1];
-    batchIdx = idx(0);
-    kvHead = divi(q.head, allDims.group);
-    q.m0 = seq.m0;
-    q.rows = seq.rows;
-    q.rowOf = laneRows(add(q.m0, mul(warp, idx(16))));
-    return {q, seq.dims};
   }
 
   /// The query rows of a split-KV block that packs a kv head's group:

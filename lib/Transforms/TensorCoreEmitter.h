@@ -301,6 +301,43 @@ protected:
     q.rowOf = laneRows(add(q.m0, mul(warp, idx(16))));
     return q;
   }
+  /// The forward grid's extents: (query blocks of `rowsPerBlock` rows,
+  /// heads, batch entries), or over packed sequences (sequenceBlockCount
+  /// blocks, heads, 1).
+  std::array<Value, 3> forwardGrid(const ForwardArgs &args, const Dims &dims,
+                                   int64_t rowsPerBlock) {
+    if (args.queryStarts)
+      return {sequenceBlockCount(dims, args.queryStarts, rowsPerBlock), dims.hq,
+              idx(1)};
+    return {ceilDiv(dims.sq, rowsPerBlock), dims.hq, dims.batch};
+  }
+  /// The forward block at grid point `linear` of forwardGrid (whose first
+  /// extent is `tiles`) and the dims it runs under: queryBlock, with Sk
+  /// its batch entry's where key_lengths give it; or over packed sequences
+  /// its sequence's block (TileBuilder::sequenceBlock), all of batch entry
+  /// 0, run from the grid's last block, which under a causal mask have the
+  /// most keys. Sets kvHead and batchIdx.
+  std::pair<QueryBlock, Dims> forwardBlock(const Variant &variant,
+                                           const ForwardArgs &args,
+                                           const Dims &allDims, Value tiles,
+                                           Value linear, int64_t rowsPerBlock) {
+    if (!args.queryStarts) {
+      QueryBlock block =
+          queryBlock(variant, allDims, tiles, linear, rowsPerBlock);
+      return {block, batchDims(allDims, args.keyLengths, batchIdx)};
+    }
+    Value index = sub(sub(tiles, idx(1)), remi(linear, tiles));
+    SequenceBlock seq = sequenceBlock(allDims, args.queryStarts, args.keyStarts,
+                                      index, rowsPerBlock);
+    QueryBlock q;
+    q.head = divi(linear, tiles);
+    batchIdx = idx(0);
+    kvHead = divi(q.head, allDims.group);
+    q.m0 = seq.m0;
+    q.rows = seq.rows;
+    q.rowOf = laneRows(add(q.m0, mul(warp, idx(16))));
+    return {q, seq.dims};
+  }
   /// The two rows this lane owns among the warp's 16 starting at `first`:
   /// first + g and first + g + 8.
   std::array<Value, 2> laneRows(Value first) {

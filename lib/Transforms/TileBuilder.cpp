@@ -162,6 +162,9 @@ TileBuilder::sequenceBlock(const Dims &dims, Value queryStarts, Value keyStarts,
   // sequence's first: it gets no rows, as a spare block does.
   seq.rows = select(cmp(arith::CmpIPredicate::slt, inSequence, zero), zero,
                     clamp(sub(seq.dims.sq, seq.m0), zero, idx(rowsPerBlock)));
+  // A block without rows visits no keys either.
+  seq.dims.sk = select(cmp(arith::CmpIPredicate::sgt, seq.rows, zero),
+                       seq.dims.sk, seq.dims.keyStart);
   return seq;
 }
 

@@ -189,8 +189,8 @@ public:
   /// Block `block` of that grid: its sequence's dims (queryStart and sq
   /// its first and end row in q, keyStart and sk in k and v, every offset
   /// clamped to the rows there are), its first row m0 and its row count
-  /// (0 for a sequence's spare block). The sequence comes from a binary
-  /// search of V over the starts.
+  /// (0 for a sequence's spare block, whose sk is then keyStart: no keys).
+  /// The sequence comes from a binary search of V over the starts.
   struct SequenceBlock {
     Dims dims;
     mlir::Value m0, rows;

@@ -193,8 +193,10 @@ public:
             const SharedLayout &at) {
           splitRoles(
               [&] {
-                emitQueryBlockProducer(variant, dims, tiles, launch, at,
-                                       {maps[0], maps[1]}, {maps[2], maps[3]});
+                emitQueryBlockProducer(
+                    variant, dims,
+                    queryBlock(variant, dims, tiles, launch, queryRows), at,
+                    {maps[0], maps[1]}, {maps[2], maps[3]});
               },
               [&] {
                 Value group = enterConsumer();

@@ -431,12 +431,11 @@ void WgmmaEmitter::streamKeyTiles(
 }
 
 void WgmmaEmitter::emitQueryBlockProducer(const Variant &variant,
-                                          const Dims &dims, Value tiles,
-                                          gpu::LaunchOp launch,
+                                          const Dims &dims,
+                                          const QueryBlock &block,
                                           const SharedLayout &at,
                                           ArrayRef<Value> fixedMaps,
                                           std::array<Value, 2> streamMaps) {
-  QueryBlock block = queryBlock(variant, dims, tiles, launch, queryRows);
   SmallVector<FixedCopy, 2> fixed;
   for (auto [tile, map] : llvm::enumerate(fixedMaps))
     fixed.push_back({map, int64_t(tile), block.m0, block.head});

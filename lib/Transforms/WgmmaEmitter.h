@@ -328,13 +328,13 @@ protected:
   /// stage's pair of the round before.
   void emitProducer(const SharedLayout &at, ArrayRef<FixedCopy> fixed,
                     std::array<Value, 2> streamMaps, StreamVisitor visit);
-  /// The producer of a block over query rows (queryBlock over `tiles`
-  /// tiles of queryRows): fixed tile i through `fixedMaps[i]` at the block's
-  /// rows and head, K and V streamed through `streamMaps` over the key
-  /// tiles those rows visit (streamKeyTiles): the forward's and dQ's.
+  /// The producer of `block`, a block of query rows (queryBlock or
+  /// forwardBlock): fixed tile i through `fixedMaps[i]` at the block's rows
+  /// and head, K and V streamed through `streamMaps` over the key tiles
+  /// those rows visit (streamKeyTiles): the forward's and dQ's.
   void emitQueryBlockProducer(const Variant &variant, const Dims &dims,
-                              Value tiles, gpu::LaunchOp launch,
-                              const SharedLayout &at, ArrayRef<Value> fixedMaps,
+                              const QueryBlock &block, const SharedLayout &at,
+                              ArrayRef<Value> fixedMaps,
                               std::array<Value, 2> streamMaps);
   /// Enters a consumer warpgroup: takes the registers, and counts its
   /// threads and warps from 0 (warp w owns rows 16w.. 16w + 15 of the

@@ -40,19 +40,22 @@ public:
     for (Value *m : {&args.q, &args.k, &args.v, &args.o})
       *m = withUnitStride(*m);
     Dims dims = attentionDims(args.q, args.k);
-    Value tiles = ceilDiv(dims.sq, queryRows);
+    std::array<Value, 3> grid = forwardGrid(args, dims, queryRows);
     launchWithTensorMaps(
         {{args.q, 0, queryRows}, {args.k, 1, blockN}, {args.v, 2, blockN}},
-        {tiles, dims.hq, dims.batch}, {queryRows}, blockN,
+        grid, {queryRows}, blockN,
         /*scratchBytes=*/0, kernelName,
         [&](gpu::LaunchOp launch, ArrayRef<Value> maps,
             const SharedLayout &at) {
+          Value linear = launch.getBlockIds().x;
           splitRoles(
               [&] {
-                emitQueryBlockProducer(variant, dims, tiles, launch, at,
-                                       {maps[0]}, {maps[1], maps[2]});
+                auto [block, blockDims] = forwardBlock(
+                    variant, args, dims, grid[0], linear, queryRows);
+                emitQueryBlockProducer(variant, blockDims, block, at, {maps[0]},
+                                       {maps[1], maps[2]});
               },
-              [&] { emitConsumer(variant, args, dims, tiles, at, launch); });
+              [&] { emitConsumer(variant, args, dims, grid[0], linear, at); });
         });
   }
 
@@ -109,11 +112,12 @@ private:
   /// With two or three consumers they take turns to issue (ping-pong), so
   /// one's softmax has the tensor cores' other GEMMs under it.
   void emitConsumer(const Variant &variant, const ForwardArgs &args,
-                    const Dims &dims, Value tiles, const SharedLayout &at,
-                    gpu::LaunchOp launch) {
+                    const Dims &allDims, Value tiles, Value linear,
+                    const SharedLayout &at) {
     Value group = enterConsumer();
     Value queries = rowAt(fixedAt(at, 0), mul(group, idx(kGroupRows)));
-    QueryBlock block = queryBlock(variant, dims, tiles, launch, queryRows);
+    auto [block, dims] =
+        forwardBlock(variant, args, allDims, tiles, linear, queryRows);
     Value head = block.head;
     std::array<Value, 2> rowOf = block.rowOf;
     Value scaleLog2 = toBase2(scoreScale(variant, idx(headDim)));

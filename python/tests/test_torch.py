@@ -847,3 +847,27 @@ def test_varlen_has_no_backward():
         fa.attention_varlen(q, k, v, cu, cu)
     with torch.no_grad():
         assert fa.attention_varlen(q, k, v, cu, cu).shape == (8, 2, 16)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("causal", [False, True])
+def test_varlen_keeps_non_finite_values_in_their_sequence(device, causal):
+    """Sequence 1's keys all NaN, its queries +inf, its values NaN from its
+    row 128 on: sequences 0 and 2 stay exact. (A block's last key tile may
+    run up to 127 rows into the next sequence, whose keys the mask drops;
+    only non-finite values in those first rows' V would reach it, through
+    P = 0, as within a sequence: test_nan_in_v_reaches_the_rows_that_see_it.)"""
+    torch.manual_seed(11)
+    lengths = [300, 400, 200]
+    cu = torch.tensor([0] + lengths, dtype=torch.int32).cumsum(
+        0, dtype=torch.int32)
+    q = torch.randn(900, 8, 64, dtype=torch.bfloat16)
+    k, v = (torch.randn(900, 2, 64, dtype=torch.bfloat16) for _ in range(2))
+    ref = reference_varlen(q, k, v, cu, cu, causal=causal)
+    q[300:700] = float("inf")
+    k[300:700] = float("nan")
+    v[428:700] = float("nan")
+    o = fa.attention_varlen(q.to(device), k.to(device), v.to(device),
+                            cu.to(device), cu.to(device), causal=causal).cpu()
+    for rows in (slice(0, 300), slice(700, 900)):
+        assert rel(o[rows], ref[rows]) < TOL[torch.bfloat16]
