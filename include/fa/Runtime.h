@@ -65,6 +65,9 @@ struct KernelInfo {
   /// fa.attention takes query_starts and key_starts: q, k and v hold
   /// packed sequences of different lengths.
   bool packedSequences = false;
+  /// fa.attention takes `append`: new keys and values it writes into the
+  /// caches (k and v) in place.
+  bool appends = false;
   std::optional<double> scale;
   /// Forward argument names in call order and their sizes (-1: dynamic).
   std::vector<std::string> argNames;

@@ -250,6 +250,9 @@ static std::vector<ArgumentInfo> arguments(Operation *compute) {
       args.push_back({"block_table", "B N"});
     if (op.getQueryStarts())
       args.insert(args.end(), {{"query_starts", "N+1"}, {"key_starts", "N+1"}});
+    if (op.getKNew())
+      args.insert(args.end(),
+                  {{"k_new", "B Hkv Snew D"}, {"v_new", "B Hkv Snew D"}});
     args.insert(args.end(), {{"o", queries}, {"lse", rows}});
   } else if (auto op = dyn_cast<AttentionGradOp>(compute)) {
     args = {{"q", queries}, {"k", keys},  {"v", keys},
@@ -294,6 +297,7 @@ static KernelInfo describe(KernelOp kernel) {
     info.keyLengths = static_cast<bool>(op.getKeyLengths());
     info.blockTable = static_cast<bool>(op.getBlockTable());
     info.packedSequences = static_cast<bool>(op.getQueryStarts());
+    info.appends = static_cast<bool>(op.getKNew());
     if (auto scale = op.getScale())
       info.scale = scale->convertToDouble();
   } else {

@@ -343,15 +343,18 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     Block &body = fn.front();
     ValueRange a = body.getArguments();
     // q, k, v, [sinks], [key_lengths], [block_table], [query_starts,
-    // key_starts], o, lse: the optional ones told apart by type (float
-    // logits, an i32 table) and by how many 1-D i32 ones there are (the
-    // verifier lets key_lengths and the starts come only alone).
+    // key_starts], [new keys, new values], o, lse: the optional ones told
+    // apart by type (float logits, float 4-D new rows, an i32 table) and by
+    // how many 1-D i32 ones there are (the verifier lets key_lengths and
+    // the starts come only alone).
     ForwardArgs args{a[0], a[1], a[2], {}, {}, {}, a[a.size() - 2], a.back()};
     SmallVector<Value, 2> counts;
     for (Value optional : a.drop_front(3).drop_back(2)) {
       auto type = cast<MemRefType>(optional.getType());
-      if (isa<FloatType>(type.getElementType()))
+      if (isa<FloatType>(type.getElementType()) && type.getRank() == 1)
         args.sinks = optional;
+      else if (isa<FloatType>(type.getElementType()))
+        (args.kNew ? args.vNew : args.kNew) = optional;
       else if (type.getRank() == 1)
         counts.push_back(optional);
       else
@@ -364,8 +367,10 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
       args.keyLengths = counts[0];
     }
     Operation *first = &body.front();
-    Value layoutOk = layoutCheck(first, element, {args.q, args.k, args.v,
-                                                  args.o});
+    SmallVector<Value, 6> rowOperands = {args.q, args.k, args.v, args.o};
+    if (args.kNew)
+      rowOperands.append({args.kNew, args.vNew});
+    Value layoutOk = layoutCheck(first, element, rowOperands);
     ImplicitLocOpBuilder b(fn.getLoc(), first);
     Value d = memref::DimOp::create(b, args.q, 3);
     Operation *last = body.getTerminator();

@@ -42,8 +42,10 @@ public:
   /// module and function `kernelName`.
   void emitForward(const Variant &variant, ForwardArgs args,
                    StringRef kernelName) override {
-    for (Value *m : {&args.q, &args.k, &args.v, &args.o})
-      *m = withUnitStride(*m);
+    for (Value *m :
+         {&args.q, &args.k, &args.v, &args.o, &args.kNew, &args.vNew})
+      if (*m)
+        *m = withUnitStride(*m);
     Dims dims =
         pagedDims(attentionDims(args.q, args.k), args.blockTable, args.k);
     std::array<Value, 3> grid = forwardGrid(args, dims, 16 * warps);
@@ -56,8 +58,10 @@ public:
   void emitSplitForward(const Variant &variant, ForwardArgs args,
                         const SplitKv &split, StringRef kernelName,
                         StringRef mergeName) override {
-    for (Value *m : {&args.q, &args.k, &args.v, &args.o})
-      *m = withUnitStride(*m);
+    for (Value *m :
+         {&args.q, &args.k, &args.v, &args.o, &args.kNew, &args.vNew})
+      if (*m)
+        *m = withUnitStride(*m);
     Dims dims =
         pagedDims(attentionDims(args.q, args.k), args.blockTable, args.k);
     // Where Q's fragments stay in registers, a block's rows are a kv head's
@@ -357,7 +361,7 @@ private:
     Dims dims;
     if (split && queryRows == 0) {
       block = packedGroupRows(allDims, tiles, linear, 16 * warps);
-      dims = batchDims(allDims, args.keyLengths, batchIdx);
+      dims = batchDims(allDims, args.keyLengths, batchIdx, args.kNew);
     } else {
       // From here on Sk is the block's batch entry's (key_lengths) or
       // sequence's.
@@ -377,6 +381,17 @@ private:
     if (block.headOf[0])
       headOf.assign(block.headOf.begin(), block.headOf.end());
     Value scaleLog2 = toBase2(scoreScale(variant, idx(headDim)));
+    if (args.kNew) {
+      // The block at row 0 of each kv head's first query head (of split 0)
+      // writes the new keys and values.
+      Value writes = arith::AndIOp::create(
+          b, cmp(arith::CmpIPredicate::eq, m0, idx(0)),
+          cmp(arith::CmpIPredicate::eq, remi(head, allDims.group), idx(0)));
+      if (split)
+        writes = arith::AndIOp::create(
+            b, writes, cmp(arith::CmpIPredicate::eq, splitIndex, idx(0)));
+      appendRows(args, dims, writes);
+    }
 
     // Q fragments, read once from global memory; past
     // kMmaSyncQueryRegisterHeadDim Q lands in shared memory instead (its
@@ -405,7 +420,7 @@ private:
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(nonEmpty.thenBlock());
-        loadTile(args.k, keys, p.lo, dims.sk, kvHead, &dims);
+        loadTile(args.k, keys, p.lo, dims.sk, kvHead, &dims, args.kNew);
       }
       phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockN,
             [&](Value n0, bool masked) {
@@ -592,8 +607,10 @@ private:
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(inPhase.thenBlock());
-        copyTile(args.k, slotOf(keys, slot), start, dims.sk, kvHead, &dims);
-        copyTile(args.v, slotOf(values, slot), start, dims.sk, kvHead, &dims);
+        copyTile(args.k, slotOf(keys, slot), start, dims.sk, kvHead, &dims,
+                 args.kNew);
+        copyTile(args.v, slotOf(values, slot), start, dims.sk, kvHead, &dims,
+                 args.vNew);
       }
       NVVM::CpAsyncCommitGroupOp::create(b);
     };
@@ -619,7 +636,7 @@ private:
                 const Dims &dims, const State &state, Value scaleLog2,
                 ArrayRef<Value> rowOf, Value n0, Value keyHi, Value phaseHi) {
     waitTiles(); // K(n0) landed; every warp is done with V of the last tile
-    loadTile(args.v, values, n0, dims.sk, kvHead, &dims);
+    loadTile(args.v, values, n0, dims.sk, kvHead, &dims, args.vNew);
     SmallVector<SmallVector<Value, 4>> s = softmaxTile(
         variant, dims, state, scaleLog2, rowOf, n0, keyHi, keys);
     waitTiles(); // V(n0) landed; every warp is done with K(n0)
@@ -630,7 +647,7 @@ private:
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(more.thenBlock());
-      loadTile(args.k, keys, next, dims.sk, kvHead, &dims);
+      loadTile(args.k, keys, next, dims.sk, kvHead, &dims, args.kNew);
     }
 
     // O += P V, P taken from the S registers.

@@ -79,6 +79,8 @@ struct ForwardArgs {
   Value q, k, v, sinks, keyLengths, blockTable, o, lse;
   /// Packed sequences (fa.attention's query_starts/key_starts), or null.
   Value queryStarts, keyStarts;
+  /// fa.attention's `append`: new keys and values, or null.
+  Value kNew, vNew;
 };
 
 /// The split-KV forward (decode): `count` blocks share each query block's
@@ -324,7 +326,7 @@ protected:
     if (!args.queryStarts) {
       QueryBlock block =
           queryBlock(variant, allDims, tiles, linear, rowsPerBlock);
-      return {block, batchDims(allDims, args.keyLengths, batchIdx)};
+      return {block, batchDims(allDims, args.keyLengths, batchIdx, args.kNew)};
     }
     Value index = sub(sub(tiles, idx(1)), remi(linear, tiles));
     SequenceBlock seq = sequenceBlock(allDims, args.queryStarts, args.keyStarts,
@@ -626,16 +628,19 @@ protected:
   /// a partial last tile contributes nothing) and commits them as one
   /// group. Chunk c of row r lands at sharedChunkColumn. With `keys`, the
   /// rows are keys, found through its block table where it has one
-  /// (TileBuilder::keyRow).
+  /// (TileBuilder::keyRow); with `appended` too (`append`'s new keys or
+  /// values), the rows from keys->appendAt on come from it: a block
+  /// reads the new rows where they are, not where another block writes
+  /// them (appendRows).
   void loadTile(Value source, Value tile, Value start, Value limit, Value head,
-                const Dims *keys = nullptr) {
-    copyTile(source, tile, start, limit, head, keys);
+                const Dims *keys = nullptr, Value appended = {}) {
+    copyTile(source, tile, start, limit, head, keys, appended);
     NVVM::CpAsyncCommitGroupOp::create(b);
   }
   /// loadTile's copies, left uncommitted, spread over every thread of the
   /// block.
   void copyTile(Value source, Value tile, Value start, Value limit, Value head,
-                const Dims *keys = nullptr) {
+                const Dims *keys = nullptr, Value appended = {}) {
     int64_t rows = cast<MemRefType>(tile.getType()).getDimSize(0);
     int64_t chunkSize = chunkElements();
     int64_t chunksPerRow = headDim / chunkSize;
@@ -672,15 +677,50 @@ protected:
       Value srcRow = add(start, row);
       Value inRange = cmp(arith::CmpIPredicate::slt, srcRow, limit);
       Value srcElements = select(inRange, idx(chunkSize), idx(0));
-      auto [batchOrPage, at] =
-          keys ? keyRow(*keys, batchIdx, min(srcRow, lastRow))
-               : std::pair{batchIdx, min(srcRow, lastRow)};
-      nvgpu::DeviceAsyncCopyOp::create(
-          b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tile,
-          ValueRange{row, sharedChunkColumn(chunk, remi(row, 8))}, source,
-          ValueRange{batchOrPage, head, at, mul(chunk, idx(chunkSize))},
-          b.getIndexAttr(chunkSize), srcElements, b.getUnitAttr());
+      Value clamped = min(srcRow, lastRow);
+      auto copy = [&](Value from, Value first, Value at) {
+        nvgpu::DeviceAsyncCopyOp::create(
+            b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tile,
+            ValueRange{row, sharedChunkColumn(chunk, remi(row, 8))}, from,
+            ValueRange{first, head, at, mul(chunk, idx(chunkSize))},
+            b.getIndexAttr(chunkSize), srcElements, b.getUnitAttr());
+      };
+      std::optional<OpBuilder::InsertionGuard> fromCache;
+      if (appended) {
+        auto isNew = scf::IfOp::create(
+            b, cmp(arith::CmpIPredicate::sge, clamped, keys->appendAt),
+            /*withElseRegion=*/true);
+        fromCache.emplace(b);
+        b.setInsertionPointToStart(isNew.thenBlock());
+        copy(appended, batchIdx, sub(clamped, keys->appendAt));
+        b.setInsertionPointToStart(isNew.elseBlock());
+      }
+      auto [batchOrPage, at] = keys ? keyRow(*keys, batchIdx, clamped)
+                                    : std::pair{batchIdx, clamped};
+      copy(source, batchOrPage, at);
     }
+  }
+  /// fa.attention's `append`, by one block of each kv head's: the block of
+  /// `head` at query row `m0` writes the new keys and values of this batch
+  /// entry's kv head into its cache rows from dims.appendAt (through the
+  /// block table where paged) where `writes` holds. The blocks read those
+  /// rows from the new keys and values (copyTile's `appended`), so none
+  /// waits for the writes.
+  void appendRows(const ForwardArgs &args, const Dims &dims, Value writes) {
+    auto writer = scf::IfOp::create(b, writes, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(writer.thenBlock());
+    Value count = mul(memref::DimOp::create(b, args.kNew, 2), idx(headDim));
+    loop(tid, count, idx(32 * warps), [&](Value e) {
+      Value s = divi(e, headDim), c = remi(e, headDim);
+      auto [first, at] = keyRow(dims, batchIdx, add(dims.appendAt, s));
+      for (auto [from, to] :
+           {std::pair{args.kNew, args.k}, std::pair{args.vNew, args.v}})
+        memref::StoreOp::create(
+            b,
+            memref::LoadOp::create(b, from, ValueRange{batchIdx, kvHead, s, c}),
+            to, ValueRange{first, kvHead, at, c});
+    });
   }
   /// Once every warp is done with `tiles`, refills them with rows
   /// [start, start + rows) of `sources` and waits for the copies.

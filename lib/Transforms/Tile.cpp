@@ -217,12 +217,31 @@ public:
 
   /// fa.attention's optional operands.
   struct ForwardOperands {
-    Value sinks, keyLengths, blockTable, queryStarts, keyStarts;
+    Value sinks, keyLengths, blockTable, queryStarts, keyStarts, kNew, vNew;
   };
+
+  /// fa.attention's `append`: the new keys and values of each sequence
+  /// into its cache rows from appendAt (TileBuilder::batchDims), before the
+  /// attention loops read them there.
+  void emitAppend(const Dims &allDims, Value k, Value val,
+                  const ForwardOperands &opt) {
+    parallel({dim(opt.kNew, 2), allDims.hkv, allDims.batch},
+             [&](ValueRange iv) {
+               Value s = iv[0], g = iv[1], bi = iv[2];
+               Dims dims = batchDims(allDims, opt.keyLengths, bi, opt.kNew);
+               auto [first, row] = keyRow(dims, bi, add(dims.appendAt, s));
+               loop(allDims.d, [&](Value c) {
+                 store(load(opt.kNew, {bi, g, s, c}), k, {first, g, row, c});
+                 store(load(opt.vNew, {bi, g, s, c}), val, {first, g, row, c});
+               });
+             });
+  }
 
   void emitAttentionForward(const Variant &v, Value q, Value k, Value val,
                             const ForwardOperands &opt, Value o, Value lse) {
     Dims allDims = pagedDims(attentionDims(q, k), opt.blockTable, k);
+    if (opt.kNew)
+      emitAppend(allDims, k, val, opt);
     Value scale = fmul(scoreScale(v, allDims.d), flt(kLog2E));
     // Rows [m0, m0 + rows) of query head h of batch entry bi.
     auto emitBlock = [&](const Dims &dims, Value bi, Value h, Value m0,
@@ -278,7 +297,7 @@ public:
     parallel({ceilDiv(allDims.sq, blockM), allDims.hq, allDims.batch},
              [&](ValueRange iv) {
                Value bi = iv[2];
-               Dims dims = batchDims(allDims, opt.keyLengths, bi);
+               Dims dims = batchDims(allDims, opt.keyLengths, bi, opt.kNew);
                auto [m0, rows] = queryTile(iv[0], dims.sq);
                emitBlock(dims, bi, iv[1], m0, rows);
              });
@@ -567,7 +586,7 @@ struct Tile : fa::impl::FATileBase<Tile> {
                      hoistScratch);
     if (auto op = dyn_cast<AttentionOp>(compute)) {
       // q, k, v, [sinks], [key_lengths], [block_table], [query_starts,
-      // key_starts], o, lse.
+      // key_starts], [new keys, new values], o, lse.
       unsigned next = 3;
       auto optional = [&](Value present) {
         return present ? args[next++] : Value();
@@ -578,6 +597,8 @@ struct Tile : fa::impl::FATileBase<Tile> {
       opt.blockTable = optional(op.getBlockTable());
       opt.queryStarts = optional(op.getQueryStarts());
       opt.keyStarts = optional(op.getKeyStarts());
+      opt.kNew = optional(op.getKNew());
+      opt.vNew = optional(op.getVNew());
       emit.emitAttentionForward(Variant::fromOp(op), args[0], args[1], args[2],
                                 opt, args[next], args[next + 1]);
     } else if (auto op = dyn_cast<AttentionGradOp>(compute)) {

@@ -194,7 +194,7 @@ std::pair<Value, Value> TileBuilder::keyRow(const Dims &dims, Value batch,
 }
 
 TileBuilder::Dims TileBuilder::batchDims(const Dims &dims, Value keyLengths,
-                                         Value batch) {
+                                         Value batch, Value newKeys) {
   if (!keyLengths)
     return dims;
   Dims own = dims;
@@ -202,6 +202,12 @@ TileBuilder::Dims TileBuilder::batchDims(const Dims &dims, Value keyLengths,
       b, b.getIndexType(),
       memref::LoadOp::create(b, keyLengths, ValueRange{batch}));
   own.sk = clamp(length, idx(0), dims.sk);
+  if (newKeys) {
+    // The verifier holds Snew to at most Sk: the new rows fit.
+    Value count = dim(newKeys, 2);
+    own.appendAt = clamp(length, idx(0), sub(dims.sk, count));
+    own.sk = add(own.appendAt, count);
+  }
   own.offset = sub(own.sk, dims.sq);
   return own;
 }

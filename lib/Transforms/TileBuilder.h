@@ -162,6 +162,9 @@ public:
     /// A paged cache (fa.attention's block_table): k and v are [pages,
     /// Hkv, pageSize, D]; null otherwise.
     mlir::Value blockTable, pages, pageSize;
+    /// fa.attention's `append`: the cache row its new keys start at (keys
+    /// from there to sk are the new ones); null otherwise.
+    mlir::Value appendAt;
   };
   Dims attentionDims(mlir::Value q, mlir::Value k);
   /// attentionDims over a paged cache: Sk is the table's pages per
@@ -175,8 +178,11 @@ public:
   /// Batch entry `batch`'s dims: Sk (and the causal offset) from
   /// fa.attention's `key_lengths`, clamped to [0, Sk], where it has them;
   /// `dims` where `keyLengths` is null. Every bound, predicate and load
-  /// limit built from the result stops at the batch's last key.
-  Dims batchDims(const Dims &dims, mlir::Value keyLengths, mlir::Value batch);
+  /// limit built from the result stops at the batch's last key. With
+  /// `newKeys` (`append`, [B, Hkv, Snew, D]) the new keys go at appendAt =
+  /// the length clamped to [0, Sk - Snew], and Sk is appendAt + Snew.
+  Dims batchDims(const Dims &dims, mlir::Value keyLengths, mlir::Value batch,
+                 mlir::Value newKeys = {});
 
   /// fa.attention's packed sequences (query_starts/key_starts, N + 1
   /// offsets each). Their query blocks of `rowsPerBlock` rows go on one

@@ -76,8 +76,8 @@ def _refuse_autograd(name, tensors):
 
 
 def decode(q, k_cache, v_cache, *, cache_seqlens, block_table=None,
-           causal=True, window=None, sink_tokens=0, sinks=None, scale=None,
-           return_lse=False, check_lengths=True):
+           k_new=None, v_new=None, causal=True, window=None, sink_tokens=0,
+           sinks=None, scale=None, return_lse=False, check_lengths=True):
     """Attention of a few query rows per sequence (a decode step, or a
     speculative block of them) over KV caches filled to different lengths.
 
@@ -96,23 +96,33 @@ def decode(q, k_cache, v_cache, *, cache_seqlens, block_table=None,
     (int32 [B, N]; entries past a sequence's length are never read, so
     they may hold anything, -1 included). Any page size P.
 
+    k_new, v_new: [B, Hkv, Snew, D], the step's new keys and values
+    (flash-attn's k and v of flash_attn_with_kvcache): written into the
+    caches in place at rows cache_seqlens[b] .. cache_seqlens[b] + Snew
+    (through block_table where paged) by the attention kernels themselves,
+    which attend to them with the cache's first cache_seqlens[b] keys (Sk =
+    cache_seqlens[b] + Snew). No separate copy kernel; cache_seqlens is not
+    advanced (the caller's next step passes the new lengths).
+
     check_lengths: cache_seqlens is checked to lie in [0, S_cache] (N * P
-    when paged), and the pages the lengths reach to lie in the cache; that
+    when paged; less Snew with k_new), and the pages the lengths (plus
+    Snew) reach to lie in the cache; that
     reads them: for CUDA tensors a synchronisation with the GPU, which costs
     a serving loop its queued launches (bench/NOTES.md). Pass False there
     (or capture the step in a CUDA graph, where the check is skipped): the
-    kernels then clamp each length to [0, S_cache], so they never read
-    outside the cache, but a wrong length is not reported. No gradient:
+    kernels then clamp each length to [0, S_cache] ([0, S_cache - Snew]
+    with k_new), so they never read or write outside the cache, but a wrong
+    length is not reported. No gradient:
     inputs that require one are refused under autograd.
     Returns o [B, Hq, Sq, D], and lse [B, Hq, Sq] with return_lse.
     """
-    _refuse_autograd("decode", (q, k_cache, v_cache, sinks))
+    _refuse_autograd("decode", (q, k_cache, v_cache, sinks, k_new, v_new))
     if not isinstance(check_lengths, bool):
         raise TypeError(f"check_lengths must be a bool, got "
                         f"{check_lengths!r}")
     o, lse = _api.decode_forward(q, k_cache, v_cache, cache_seqlens,
                                  block_table, causal, window, sink_tokens,
-                                 sinks, scale, check_lengths)
+                                 sinks, scale, check_lengths, k_new, v_new)
     return (o, lse) if return_lse else o
 
 

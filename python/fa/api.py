@@ -437,7 +437,8 @@ def _check_int32(name, x, q, rank, layout, shape):
                          f"{q.shape[0]}, got {tuple(x.shape)}")
 
 
-def check_cache_seqlens(cache_seqlens, block_table, q, k, check_values=True):
+def check_cache_seqlens(cache_seqlens, block_table, q, k, check_values=True,
+                        appended=0):
     """Raises TypeError/ValueError unless cache_seqlens is int32 [B] beside
     q (and block_table, where given, int32 [B, N]), and, with check_values,
     every length in [0, Sk] (Sk: the cache's length, or N pages of k's P
@@ -445,13 +446,18 @@ def check_cache_seqlens(cache_seqlens, block_table, q, k, check_values=True):
     values are read (for CUDA tensors a synchronisation) except while a
     CUDA graph is being captured. Unchecked, the kernels clamp each length
     to [0, Sk] and each page to [0, pages): they never read outside the
-    cache either way."""
+    cache either way. With `appended` new keys per sequence, the lengths
+    must leave them room (at most Sk - appended), and the pages checked are
+    those the lengths plus the new keys reach."""
     _check_int32("cache_seqlens", cache_seqlens, q, 1, "[B]", (q.shape[0],))
     sk = k.shape[2]
     if block_table is not None:
         _check_int32("block_table", block_table, q, 2, "[B, N]",
                      (q.shape[0],))
         sk = block_table.shape[1] * k.shape[2]
+    if appended > sk:
+        raise ValueError(f"k_new's {appended} new keys do not fit a cache "
+                         f"of {sk} keys per sequence")
     if not check_values:
         return
     if _is_torch(cache_seqlens):
@@ -462,33 +468,65 @@ def check_cache_seqlens(cache_seqlens, block_table, q, k, check_values=True):
     else:
         lengths, table = cache_seqlens, block_table
     lo, hi = int(lengths.min()), int(lengths.max())
-    if lo < 0 or hi > sk:
+    if lo < 0 or hi > sk - appended:
         bad = lo if lo < 0 else hi
-        raise ValueError(f"cache_seqlens holds {bad}, outside [0, Sk] = "
-                         f"[0, {sk}] (the cache's length"
-                         f"{'' if table is None else ': N pages of P keys'})")
+        room = f" less the {appended} new keys" if appended else ""
+        raise ValueError(f"cache_seqlens holds {bad}, outside [0, Sk"
+                         f"{' - Snew' if appended else ''}] = "
+                         f"[0, {sk - appended}] (the cache's length"
+                         f"{'' if table is None else ': N pages of P keys'}"
+                         f"{room})")
     if table is None:
         return
     pages, size = k.shape[0], k.shape[2]
     used = np.arange(table.shape[1])[None, :] < \
-        ((lengths + size - 1) // size)[:, None]
+        ((lengths + appended + size - 1) // size)[:, None]
     bad = used & ((table < 0) | (table >= pages))
     if bad.any():
         b, slot = (int(x) for x in np.argwhere(bad)[0])
         raise ValueError(f"block_table[{b}, {slot}] = {int(table[b, slot])} "
                          f"is not a page of the cache [0, {pages}), and "
-                         f"sequence {b}'s {int(lengths[b])} keys reach it")
+                         f"sequence {b}'s {int(lengths[b]) + appended} "
+                         f"keys reach it")
+
+
+def _check_new_rows(k_new, v_new, q, k):
+    """Raises TypeError/ValueError unless k_new and v_new are both given
+    (or neither) as [B, Hkv, Snew, D] beside q and the cache k; returns
+    Snew (0 without them)."""
+    if k_new is None and v_new is None:
+        return 0
+    if k_new is None or v_new is None:
+        raise ValueError("k_new and v_new come together (the new keys and "
+                         "their values)")
+    layout = "[B, Hkv, Snew, D]"
+    for name, x in (("k_new", k_new), ("v_new", v_new)):
+        _check_tensor(name, x, 4, layout)
+        _check_same_place([("q", q), (name, x)])
+        if x.dtype != q.dtype:
+            raise TypeError(f"{name} has dtype {x.dtype} but q has "
+                            f"{q.dtype}")
+    want = (q.shape[0], k.shape[1], k_new.shape[2], k.shape[3])
+    for name, x in (("k_new", k_new), ("v_new", v_new)):
+        if tuple(x.shape) != want:
+            raise ValueError(f"{name} must be {layout} with q's B and the "
+                             f"cache's Hkv and D: {want}, got "
+                             f"{tuple(x.shape)}")
+    return int(k_new.shape[2])
 
 
 def decode_forward(q, k, v, cache_seqlens, block_table, causal, window,
-                   sink_tokens, sinks, scale, check_lengths=True):
-    """o, lse of attention over caches filled to cache_seqlens[b] keys (no
+                   sink_tokens, sinks, scale, check_lengths=True, k_new=None,
+                   v_new=None):
+    """o, lse of attention over caches filled to cache_seqlens[b] keys,
+    after writing k_new and v_new into them there where given (no
     autograd: the kernels have no backward)."""
     # A repeat of a checked call (a serving loop's steps) skips the checks
     # of everything but the lengths' values, as attention's calls do.
     signature = _call_signature(q, k, v, causal, window, sink_tokens, sinks,
                                 scale, False, "decode")
     extra = [cache_seqlens] + ([] if block_table is None else [block_table])
+    extra += [] if k_new is None else [k_new, v_new]
     if signature is not None and all(type(x) is torch.Tensor for x in extra):
         for x in extra:
             signature += (x.shape, x.stride(), x.dtype, x.device)
@@ -496,23 +534,28 @@ def decode_forward(q, k, v, cache_seqlens, block_table, causal, window,
         signature = None
     signature, known = _known_call(signature)
     learnable = sinks is not None
+    appended = 0 if k_new is None else int(k_new.shape[2])
     if known is not None:
         dtype, program = known
         if check_lengths:
-            check_cache_seqlens(cache_seqlens, block_table, q, k)
+            check_cache_seqlens(cache_seqlens, block_table, q, k,
+                                appended=appended)
     else:
         paged = block_table is not None
         dtype = check_attention_args(q, k, v, causal, window, sink_tokens,
                                      sinks, scale, paged)
-        check_cache_seqlens(cache_seqlens, block_table, q, k, check_lengths)
+        appended = _check_new_rows(k_new, v_new, q, k)
+        check_cache_seqlens(cache_seqlens, block_table, q, k, check_lengths,
+                            appended)
         variant = dict(causal=causal, window=window, sink_tokens=sink_tokens,
                        scale=scale)
         head_dim = int(q.shape[3])
-        key = ("decode", learnable, paged, head_dim,
+        appends = k_new is not None
+        key = ("decode", learnable, paged, appends, head_dim,
                tuple(sorted(variant.items())))
         program = _program(key, lambda: decode_spec(
-            "decode", dtype, learnable, head_dim, paged, **variant), dtype,
-            _target(q), _allow_tf32(q, dtype), entry="forward")
+            "decode", dtype, learnable, head_dim, paged, appends, **variant),
+            dtype, _target(q), _allow_tf32(q, dtype), entry="forward")
         _remember_call(signature, (dtype, program))
     b, hq, sq, d = q.shape
     o = _empty_like(q, (b, hq, sq, d), dtype)

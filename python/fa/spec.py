@@ -69,8 +69,9 @@ def attention_spec(name, dtype, learnable_sinks=False, head_dim=None,
 def _forward_only_spec(name, dtype, learnable_sinks, head_dim, operands,
                        variant):
     """An fa.kernel with only a forward: fa.attention over q, k, v, the
-    sinks where learnable, then `operands`, (clause, rank) pairs of i32
-    tensors such as ("key_lengths", 1)."""
+    sinks where learnable, then `operands`: (clause, types) pairs, e.g.
+    ("key_lengths", ["tensor<?xi32>"]), a clause taking its tensors
+    comma-separated."""
     q, lse = _tensor(4, dtype, head_dim), _tensor(3, accumulator(dtype))
     names, types = ["q", "k", "v"], [q, q, q]
     use = ""
@@ -78,10 +79,12 @@ def _forward_only_spec(name, dtype, learnable_sinks, head_dim, operands,
         names.append("s")
         types.append(_tensor(1, accumulator(dtype)))
         use += " sinks %s"
-    for i, (clause, rank) in enumerate(operands):
-        names.append(f"i{i}")
-        types.append(_tensor(rank, "i32"))
-        use += f" {clause} %i{i}"
+    for clause, clause_types in operands:
+        first = len(names)
+        for t in clause_types:
+            names.append(f"i{len(names)}")
+            types.append(t)
+        use += f" {clause} " + ", ".join(f"%{n}" for n in names[first:])
     c = clauses(**variant)
     c = " " + c if c else ""
     args = ", ".join(f"%{n}: {t}" for n, t in zip(names, types))
@@ -95,12 +98,17 @@ def _forward_only_spec(name, dtype, learnable_sinks, head_dim, operands,
 
 
 def decode_spec(name, dtype, learnable_sinks=False, head_dim=None,
-                paged=False, **variant):
+                paged=False, appends=False, **variant):
     """An fa.kernel with the forward of one variant over a KV cache filled
     to a length per batch entry (fa.attention's key_lengths, i32 [B]), in
-    pages with `paged` (its block_table, i32 [B, N]); it has no
+    pages with `paged` (its block_table, i32 [B, N]), with `appends` taking
+    new keys and values to write into the cache (its `append`); it has no
     backward."""
-    operands = [("key_lengths", 1)] + ([("block_table", 2)] if paged else [])
+    operands = [("key_lengths", [_tensor(1, "i32")])]
+    if paged:
+        operands.append(("block_table", [_tensor(2, "i32")]))
+    if appends:
+        operands.append(("append", [_tensor(4, dtype, head_dim)] * 2))
     return _forward_only_spec(name, dtype, learnable_sinks, head_dim,
                               operands, variant)
 
@@ -110,9 +118,10 @@ def varlen_spec(name, dtype, learnable_sinks=False, head_dim=None,
     """An fa.kernel with the forward of one variant over packed sequences
     (fa.attention's query_starts and key_starts, i32 [N + 1] each; q, k
     and v one batch entry of their rows); it has no backward."""
+    starts = [_tensor(1, "i32")]
     return _forward_only_spec(name, dtype, learnable_sinks, head_dim,
-                              [("query_starts", 1), ("key_starts", 1)],
-                              variant)
+                              [("query_starts", starts),
+                               ("key_starts", starts)], variant)
 
 
 def softmax_matmul_spec(name, dtype):

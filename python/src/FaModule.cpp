@@ -179,6 +179,7 @@ py::dict describe(const fa::KernelInfo &info) {
   d["key_lengths"] = info.keyLengths;
   d["block_table"] = info.blockTable;
   d["packed_sequences"] = info.packedSequences;
+  d["appends"] = info.appends;
   d["scale"] = info.scale ? py::cast(*info.scale) : py::none();
   d["arg_names"] = info.argNames;
   d["arg_sizes"] = info.argSizes;

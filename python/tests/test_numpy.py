@@ -611,3 +611,90 @@ def test_varlen_unchecked_starts_are_clamped_to_the_rows():
     ref_o, ref_lse = ref_varlen(q, k, v, [0, 4, 10], [0, 10, 10])
     assert relative_error(o, ref_o) < 1e-10
     assert relative_error(lse, ref_lse) < 1e-10
+
+
+@pytest.mark.parametrize("variant", DECODE_VARIANTS)
+@pytest.mark.parametrize("sq", [1, 4, 16])
+@pytest.mark.parametrize("page", [None, 16])
+def test_decode_appends_new_keys_into_the_cache(variant, sq, page):
+    # k_new and v_new (sq rows per sequence) go into the caches at each
+    # sequence's length, in place, and the step attends to them with the
+    # cache's keys; rows past length + sq stay as they were (NaN: never
+    # written, never read). Paged: the rows go through the block table.
+    rng = np.random.default_rng(sq + (page or 0))
+    lengths = np.array([0, 5, 40 - sq], np.int32)
+    slots = 48 if page else 40
+    k, v = rand(rng, (3, 2, slots, 16)), rand(rng, (3, 2, slots, 16))
+    unwritten = np.arange(slots)[None, None, :, None] >= \
+        lengths[:, None, None, None]
+    k[np.broadcast_to(unwritten, k.shape)] = np.nan
+    v[np.broadcast_to(unwritten, v.shape)] = np.nan
+    k_new, v_new = rand(rng, (3, 2, sq, 16)), rand(rng, (3, 2, sq, 16))
+    q, s = rand(rng, (3, 8, sq, 16)), rand(rng, (8,))
+    ref_k, ref_v = k.copy(), v.copy()
+    for b, n in enumerate(lengths):
+        ref_k[b, :, n:n + sq], ref_v[b, :, n:n + sq] = k_new[b], v_new[b]
+    ref_o, ref_lse = ref_decode(q, ref_k, ref_v, lengths + sq, sinks=s,
+                                **variant)
+    if page is None:
+        o, lse = fa.decode(q, k, v, cache_seqlens=lengths, k_new=k_new,
+                           v_new=v_new, sinks=s, return_lse=True, **variant)
+        got_k, got_v = k, v
+    else:
+        # Each sequence's pages in a shuffled pool with one page to spare.
+        n = slots // page
+        table = rng.permutation(3 * n + 1)[:3 * n].reshape(3, n) \
+            .astype(np.int32)
+        pool_k = np.full((3 * n + 1, 2, page, 16), np.nan)
+        pool_v = pool_k.copy()
+        for b in range(3):
+            for j in range(n):
+                rows = slice(j * page, (j + 1) * page)
+                pool_k[table[b, j]], pool_v[table[b, j]] = k[b, :, rows], \
+                    v[b, :, rows]
+        o, lse = fa.decode(q, pool_k, pool_v, cache_seqlens=lengths,
+                           block_table=table, k_new=k_new, v_new=v_new,
+                           sinks=s, return_lse=True, **variant)
+        got_k = np.stack([np.concatenate([pool_k[p] for p in table[b]], 1)
+                          for b in range(3)])
+        got_v = np.stack([np.concatenate([pool_v[p] for p in table[b]], 1)
+                          for b in range(3)])
+    assert relative_error(o, ref_o) < 1e-10
+    assert relative_error(lse, ref_lse) < 1e-10
+    np.testing.assert_array_equal(got_k, ref_k)
+    np.testing.assert_array_equal(got_v, ref_v)
+
+
+def test_decode_append_refuses_bad_new_rows():
+    rng = np.random.default_rng(8)
+    q = rand(rng, (2, 4, 1, 16))
+    k = v = rand(rng, (2, 2, 10, 16))
+    n = np.array([3, 9], np.int32)
+    kn = rand(rng, (2, 2, 1, 16))
+    fa.decode(q, k.copy(), v.copy(), cache_seqlens=n, k_new=kn, v_new=kn)
+    with pytest.raises(ValueError, match="k_new and v_new come together"):
+        fa.decode(q, k, v, cache_seqlens=n, k_new=kn)
+    with pytest.raises(ValueError, match=r"cache_seqlens holds 10, outside "
+                       r"\[0, Sk - Snew\] = \[0, 9\] \(the cache's length "
+                       r"less the 1 new keys\)"):
+        fa.decode(q, k, v, cache_seqlens=np.array([3, 10], np.int32),
+                  k_new=kn, v_new=kn)
+    with pytest.raises(ValueError, match=r"k_new must be \[B, Hkv, Snew, D\] "
+                       r"with q's B and the cache's Hkv and D: "
+                       r"\(2, 2, 1, 16\), got \(2, 1, 1, 16\)"):
+        fa.decode(q, k, v, cache_seqlens=n, k_new=kn[:, :1], v_new=kn)
+    with pytest.raises(TypeError, match="v_new has dtype float32 but q has "
+                       "float64"):
+        fa.decode(q, k, v, cache_seqlens=n, k_new=kn,
+                  v_new=kn.astype(np.float32))
+    with pytest.raises(ValueError, match="k_new's 11 new keys do not fit a "
+                       "cache of 10 keys per sequence"):
+        big = rand(rng, (2, 2, 11, 16))
+        fa.decode(rand(rng, (2, 4, 11, 16)), k, v, cache_seqlens=n,
+                  k_new=big, v_new=big, check_lengths=False)
+    # Unchecked, a length past the room left is taken as S - Snew: the new
+    # rows land at the cache's end, inside it.
+    kc, vc = k.copy(), v.copy()
+    fa.decode(q, kc, vc, cache_seqlens=np.array([3, 99], np.int32), k_new=kn,
+              v_new=kn, check_lengths=False)
+    np.testing.assert_array_equal(kc[1, :, 9], kn[1, :, 0])

@@ -871,3 +871,92 @@ def test_varlen_keeps_non_finite_values_in_their_sequence(device, causal):
                             cu.to(device), cu.to(device), causal=causal).cpu()
     for rows in (slice(0, 300), slice(700, 900)):
         assert rel(o[rows], ref[rows]) < TOL[torch.bfloat16]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", DECODE_SHAPES)
+@pytest.mark.parametrize("page", [None, 16])
+def test_decode_appends_new_keys_into_the_cache(device, shape, page):
+    """fa.decode with k_new and v_new (Sq rows per sequence, a decode step's
+    own keys): the kernels write them into the cache at each length (through
+    the block table where paged) and attend to them; o matches float64 over
+    the cache after the step, and the cache holds the new rows bit for bit,
+    the rows past them untouched."""
+    b, hq, hkv, sq, slots, d = shape
+    torch.manual_seed(slots + sq + (page or 0))
+    slots = -(-slots // 16) * 16
+    lengths = torch.randint(0, slots - sq + 1, (b,), dtype=torch.int32)
+    lengths[0], lengths[-1] = 0, slots - sq
+    k, v = (torch.randn(b, hkv, slots, d, dtype=torch.bfloat16)
+            for _ in range(2))
+    k_new, v_new = (torch.randn(b, hkv, sq, d, dtype=torch.bfloat16)
+                    for _ in range(2))
+    after_k, after_v = k.clone(), v.clone()
+    for e, n in enumerate(lengths.tolist()):
+        after_k[e, :, n:n + sq], after_v[e, :, n:n + sq] = k_new[e], v_new[e]
+    q = torch.randn(b, hq, sq, d, dtype=torch.bfloat16)
+    sinks = torch.randn(hq)
+    extra = {}
+    if page is None:
+        k_cache, v_cache = k.to(device), v.to(device)
+    else:
+        n = slots // page
+        table = torch.randperm(b * n + 2)[:b * n].reshape(b, n).to(
+            torch.int32)
+        pool = [torch.full((b * n + 2, hkv, page, d), float("nan"),
+                           dtype=torch.bfloat16) for _ in range(2)]
+        for e in range(b):
+            for j in range(n):
+                rows = slice(j * page, (j + 1) * page)
+                pool[0][table[e, j]] = k[e, :, rows]
+                pool[1][table[e, j]] = v[e, :, rows]
+        k_cache, v_cache = pool[0].to(device), pool[1].to(device)
+        extra["block_table"] = table.to(device)
+    o = fa.decode(q.to(device), k_cache, v_cache,
+                  cache_seqlens=lengths.to(device), k_new=k_new.to(device),
+                  v_new=v_new.to(device), sinks=sinks.to(device), **extra)
+    ref = reference_decode(q, after_k, after_v, lengths + sq, causal=True,
+                           sinks=sinks)
+    assert rel(o.cpu(), ref) < TOL[torch.bfloat16]
+    if page is not None:
+        table = extra["block_table"].cpu()
+        k_cache = torch.stack([torch.cat([k_cache.cpu()[p] for p in row], 1)
+                               for row in table])
+        v_cache = torch.stack([torch.cat([v_cache.cpu()[p] for p in row], 1)
+                               for row in table])
+    assert torch.equal(k_cache.cpu(), after_k)
+    assert torch.equal(v_cache.cpu(), after_v)
+
+
+@pytest.mark.skipif("cuda" not in DEVICES, reason="needs a GPU")
+def test_decode_step_with_append_in_a_cuda_graph():
+    """A step that appends its key captured once and replayed three times,
+    the lengths advanced between replays as a serving loop does: each
+    replay's key lands at the new length, and o matches float64."""
+    b, hq, hkv, slots, d = 4, 32, 8, 2048, 128
+    torch.manual_seed(9)
+    q = torch.randn(b, hq, 1, d, device="cuda", dtype=torch.bfloat16)
+    k, v = (torch.randn(b, hkv, slots, d, device="cuda",
+                        dtype=torch.bfloat16) for _ in range(2))
+    k_new, v_new = (torch.randn(b, hkv, 1, d, device="cuda",
+                                dtype=torch.bfloat16) for _ in range(2))
+    lengths = torch.tensor([0, 100, 1000, 2000], dtype=torch.int32,
+                           device="cuda")
+    fa.decode(q, k, v, cache_seqlens=lengths, k_new=k_new, v_new=v_new)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        o = fa.decode(q, k, v, cache_seqlens=lengths, k_new=k_new,
+                      v_new=v_new)
+    for step in range(3):
+        lengths += 1
+        for x in (q, k_new, v_new):
+            x.copy_(torch.randn_like(x))
+        graph.replay()
+        torch.cuda.synchronize()
+        at = lengths.tolist()
+        for e in range(b):
+            assert torch.equal(k[e, :, at[e]], k_new[e, :, 0]), step
+            assert torch.equal(v[e, :, at[e]], v_new[e, :, 0]), step
+        ref = reference_decode(q, k, v, lengths.cpu() + 1, causal=True)
+        assert rel(o, ref) < TOL[torch.bfloat16], step

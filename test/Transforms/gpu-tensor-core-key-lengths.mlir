@@ -49,3 +49,29 @@ fa.kernel @paged {
     return %o, %lse : tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>
   }
 }
+
+// A step that writes its own keys (append, paged): the block at query row 0
+// of each kv head's first query head (and split 0) stores the new keys and
+// values into the cache's pages at the sequence's length, and every block's
+// copies take the rows from there on from the new keys and values, not from
+// the cache another block writes.
+// CHECK-LABEL: func.func @step_forward(
+// CHECK-SAME: %[[KCACHE:[^:]*]]: memref<?x2x16x64xbf16
+// CHECK-SAME: %[[VCACHE:[^:]*]]: memref<?x2x16x64xbf16
+// CHECK-SAME: %[[KNEW:[^:]*]]: memref<?x2x?x64xbf16
+// CHECK: gpu.launch {{.*}} module(@step_forward_split_kv_d64)
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<?x2x16x64xbf16
+// CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<?x2x16x64xbf16
+// CHECK: %[[NEW:.*]] = arith.cmpi sge,
+// CHECK: scf.if %[[NEW]] {
+// CHECK: nvgpu.device_async_copy {{.*}} : memref<?x2x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>> to memref
+// CHECK: } else {
+// CHECK: nvgpu.device_async_copy {{.*}} : memref<?x2x16x64xbf16, strided<[?, ?, ?, 1], offset: ?>> to memref
+// CHECK: gpu.launch {{.*}} module(@step_forward_mma_d64)
+fa.kernel @step {
+  func.func @forward(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x16x64xbf16>, %v: tensor<?x2x16x64xbf16>, %n: tensor<?xi32>, %t: tensor<?x?xi32>, %kn: tensor<?x2x?x64xbf16>, %vn: tensor<?x2x?x64xbf16>) -> (tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>) {
+    %o, %lse = fa.attention %q, %k, %v key_lengths %n block_table %t append %kn, %vn mask causal : (tensor<?x8x?x64xbf16>, tensor<?x2x16x64xbf16>, tensor<?x2x16x64xbf16>, tensor<?xi32>, tensor<?x?xi32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>) -> (tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>)
+    return %o, %lse : tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>
+  }
+}

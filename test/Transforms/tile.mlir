@@ -157,3 +157,24 @@ fa.kernel @packed {
     return %o, %lse : tensor<1x?x?x?xf32>, tensor<1x?x?xf32>
   }
 }
+
+// append: a loop over (new row, kv head, batch entry) first stores the new
+// keys and values at the entry's length clamped to [0, Sk - Snew]; the
+// attention loops then read them from the cache, over length + Snew keys.
+// CHECK-LABEL: func.func @step_forward(
+// CHECK-SAME: %[[K:[^:]*]]: memref<?x2x?x64xbf16
+// CHECK-SAME: %[[LENGTHS:[^:]*]]: memref<?xi32, strided<[?], offset: ?>>,
+// CHECK-SAME: %[[KNEW:[^:]*]]: memref<?x2x?x64xbf16
+// CHECK: %[[SNEW:.*]] = memref.dim %[[KNEW]], %c2
+// CHECK: scf.parallel
+// CHECK: %[[N:.*]] = memref.load %[[LENGTHS]]
+// CHECK: %[[ROOM:.*]] = arith.subi %{{.*}}, %[[SNEW]] : index
+// CHECK: memref.store %{{.*}}, %[[K]]
+// CHECK: scf.reduce
+// CHECK: scf.parallel
+fa.kernel @step {
+  func.func @forward(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>, %n: tensor<?xi32>, %kn: tensor<?x2x?x64xbf16>, %vn: tensor<?x2x?x64xbf16>) -> (tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>) {
+    %o, %lse = fa.attention %q, %k, %v key_lengths %n append %kn, %vn mask causal : (tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?xi32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>) -> (tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>)
+    return %o, %lse : tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>
+  }
+}

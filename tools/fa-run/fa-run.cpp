@@ -27,6 +27,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 
 using namespace llvm;
@@ -415,13 +416,22 @@ struct Runner {
     p.sinkTokens = info.sinkTokens;
     p.scale = info.scale ? *info.scale : 1.0 / std::sqrt(double(D));
     // key_lengths: batch entry 0 sees one key, the last all Sk, the others
-    // a random count.
+    // a random count. With `append` the step's Sq new keys are among them:
+    // the lengths passed stop Sq keys short.
     HostTensor keyLengths(fa::DType::I32, {B});
+    int64_t appended = info.appends ? Sq : 0;
+    if (appended > Sk)
+      die("an append spec writes Sq new keys per sequence: Sq (" +
+          std::to_string(Sq) + ") must be at most Sk (" + std::to_string(Sk) +
+          ")");
     if (info.keyLengths || info.packedSequences) {
-      std::uniform_int_distribution<int64_t> count(1, Sk);
+      std::uniform_int_distribution<int64_t> count(
+          std::max<int64_t>(appended, 1), Sk);
       for (int64_t b = 0; b < B; ++b) {
-        p.keyLengths.push_back(b == 0 ? 1 : b == B - 1 ? Sk : count(rng));
-        keyLengths.set(b, static_cast<double>(p.keyLengths.back()));
+        p.keyLengths.push_back(b == 0       ? std::max<int64_t>(appended, 1)
+                               : b == B - 1 ? Sk
+                                            : count(rng));
+        keyLengths.set(b, static_cast<double>(p.keyLengths.back() - appended));
       }
     }
     // 2 D per visible (query, key) pair and head for each of the two matrix
@@ -433,6 +443,30 @@ struct Runner {
     HostTensor v = randomTensor(dt, {B, Hkv, Sk, D}, rng);
     HostTensor sinks = randomTensor(acc, {Hq}, rng);
     HostTensor o(dt, {B, Hq, Sq, D}), lse(acc, {B, Hq, Sq});
+    // append: k and v are the caches after the step. Its new rows go to
+    // the kernel as k_new and v_new, and the caches it gets hold NaN there
+    // until it writes them.
+    HostTensor kNew(dt, {B, Hkv, std::max<int64_t>(appended, 1), D});
+    HostTensor vNew(dt, kNew.sizes);
+    std::optional<HostTensor> kCopy, vCopy;
+    if (appended) {
+      kCopy.emplace(k);
+      vCopy.emplace(v);
+    }
+    HostTensor &kBefore = appended ? *kCopy : k;
+    HostTensor &vBefore = appended ? *vCopy : v;
+    for (int64_t b = 0; b < B && appended; ++b)
+      for (int64_t h = 0; h < Hkv; ++h)
+        for (int64_t j = 0; j < appended; ++j)
+          for (int64_t c = 0; c < D; ++c) {
+            int64_t from =
+                ((b * Hkv + h) * Sk + p.keyLengths[b] - appended + j) * D + c;
+            int64_t to = ((b * Hkv + h) * appended + j) * D + c;
+            kNew.set(to, k.get(from));
+            vNew.set(to, v.get(from));
+            kBefore.set(from, std::numeric_limits<double>::quiet_NaN());
+            vBefore.set(from, std::numeric_limits<double>::quiet_NaN());
+          }
     // block_table: k and v go into a pool of pages of P keys (the spec's,
     // or 16), one spare, in shuffled order; the unowned page and the rows
     // past Sk stay poisoned (NaN), which no kernel may read.
@@ -458,8 +492,8 @@ struct Runner {
             int64_t from = ((b * Hkv + h) * Sk + j) * D;
             int64_t to = ((page * Hkv + h) * pageSize + j % pageSize) * D;
             for (int64_t c = 0; c < D; ++c) {
-              kPages.set(to + c, k.get(from + c));
-              vPages.set(to + c, v.get(from + c));
+              kPages.set(to + c, kBefore.get(from + c));
+              vPages.set(to + c, vBefore.get(from + c));
             }
           }
     }
@@ -506,7 +540,7 @@ struct Runner {
       keyStarts.set(B, static_cast<double>(keyRow));
     }
 
-    std::vector<HostTensor *> fwdArgs = {&q, &k, &v};
+    std::vector<HostTensor *> fwdArgs = {&q, &kBefore, &vBefore};
     if (info.blockTable)
       fwdArgs = {&q, &kPages, &vPages};
     if (info.packedSequences)
@@ -517,6 +551,10 @@ struct Runner {
       fwdArgs.push_back(&keyLengths);
     if (info.blockTable)
       fwdArgs.push_back(&table);
+    if (info.appends) {
+      fwdArgs.push_back(&kNew);
+      fwdArgs.push_back(&vNew);
+    }
     if (info.packedSequences) {
       fwdArgs.insert(fwdArgs.end(),
                      {&queryStarts, &keyStarts, &oPacked, &lsePacked});
@@ -553,6 +591,30 @@ struct Runner {
     if (check) {
       checker.report("o", o.values(), ref.o, tolerance(dt));
       checker.report("lse", lse.values(), ref.lse, tolerance(acc));
+      if (appended) {
+        // The caches after the step: every key a sequence now has, the
+        // new ones written by the kernel, against k and v.
+        std::vector<double> got[2], want[2];
+        for (int64_t b = 0; b < B; ++b)
+          for (int64_t h = 0; h < Hkv; ++h)
+            for (int64_t j = 0; j < p.keyLengths[b]; ++j)
+              for (int64_t c = 0; c < D; ++c) {
+                int64_t at = ((b * Hkv + h) * Sk + j) * D + c;
+                if (info.blockTable) {
+                  int64_t page = static_cast<int64_t>(
+                      table.get(b * perSequence + j / pageSize));
+                  at = ((page * Hkv + h) * pageSize + j % pageSize) * D + c;
+                }
+                HostTensor &kCache = info.blockTable ? kPages : kBefore;
+                HostTensor &vCache = info.blockTable ? vPages : vBefore;
+                got[0].push_back(kCache.get(at));
+                got[1].push_back(vCache.get(at));
+                want[0].push_back(k.get(((b * Hkv + h) * Sk + j) * D + c));
+                want[1].push_back(v.get(((b * Hkv + h) * Sk + j) * D + c));
+              }
+        checker.report("k_cache", got[0], want[0], tolerance(dt));
+        checker.report("v_cache", got[1], want[1], tolerance(dt));
+      }
     }
     if ((backward || gradcheck) && info.hasBackward) {
       // The backward sees the reference forward's o and lse, rounded as the

@@ -224,7 +224,7 @@ LogicalResult AttentionOp::verify() {
                              RankedTensorType::get({batch}, i32),
                              "one key count per batch entry")))
     return failure();
-  if (failed(verifySequenceStarts()))
+  if (failed(verifySequenceStarts()) || failed(verifyAppend()))
     return failure();
   if (!paged)
     return success();
@@ -278,6 +278,54 @@ LogicalResult AttentionOp::verifySequenceStarts() {
                               "entry: B must be 1, got "
                            << sizeStr(tensorType(tensor).getDimSize(0));
   return success();
+}
+
+LogicalResult AttentionOp::verifyAppend() {
+  Value kNew = getKNew(), vNew = getVNew();
+  if (!kNew && !vNew)
+    return success();
+  if (!kNew || !vNew)
+    return emitOpError() << "append takes new keys and new values";
+  if (!getKeyLengths())
+    return emitOpError() << "append needs key_lengths (where each "
+                            "sequence's new keys go)";
+  if (failed(verifyOperandRank(*this, "append's keys", kNew, 4,
+                               "[B, Hkv, Snew, D]")) ||
+      failed(verifySameElementType(*this, "append's keys", kNew, "q", getQ())))
+    return failure();
+  if (failed(verifyExactType(*this, "append's values", vNew, kNew.getType(),
+                             "the type of append's keys")))
+    return failure();
+  ArrayRef<int64_t> news = tensorType(kNew).getShape();
+  ArrayRef<int64_t> qs = tensorType(getQ()).getShape();
+  ArrayRef<int64_t> ks = tensorType(getK()).getShape();
+  if (conflict(news[0], qs[0]) || conflict(news[1], ks[1]) ||
+      conflict(news[3], ks[3]))
+    return emitOpError() << "append's keys must be [B, Hkv, Snew, D] with "
+                            "q's B and the cache's Hkv and D, got "
+                         << kNew.getType();
+  // A sequence's cache holds Sk rows, or N pages of P in a paged one.
+  int64_t capacity = ks[2];
+  if (getBlockTable()) {
+    int64_t pages = tensorType(getBlockTable()).getDimSize(1);
+    capacity = ShapedType::isDynamic(pages) || ShapedType::isDynamic(ks[2])
+                   ? ShapedType::kDynamic
+                   : pages * ks[2];
+  }
+  if (!ShapedType::isDynamic(news[2]) && !ShapedType::isDynamic(capacity) &&
+      news[2] > capacity)
+    return emitOpError() << "append's " << news[2]
+                         << " new keys do not fit a cache of " << capacity
+                         << " keys per sequence";
+  return success();
+}
+
+void AttentionOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // `append` writes the caches in place; the op is otherwise pure.
+  if (getKNew())
+    effects.emplace_back(MemoryEffects::Write::get());
 }
 
 LogicalResult AttentionGradOp::verify() {

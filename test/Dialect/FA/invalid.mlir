@@ -455,3 +455,43 @@ func.func @f(%q: tensor<1x8x40x64xf32>, %k: tensor<1x2x50x64xf32>, %v: tensor<1x
   %o, %lse = fa.attention %q, %k, %v key_lengths %n query_starts %cq key_starts %ck : (tensor<1x8x40x64xf32>, tensor<1x2x50x64xf32>, tensor<1x2x50x64xf32>, tensor<1xi32>, tensor<3xi32>, tensor<3xi32>) -> (tensor<1x8x40x64xf32>, tensor<1x8x40xf32>)
   return
 }
+
+// -----
+
+func.func @f(%q: tensor<2x8x1x64xf32>, %k: tensor<2x2x32x64xf32>, %v: tensor<2x2x32x64xf32>, %kn: tensor<2x2x1x64xf32>, %vn: tensor<2x2x1x64xf32>) {
+  // expected-error @+1 {{append needs key_lengths (where each sequence's new keys go)}}
+  %o, %lse = fa.attention %q, %k, %v append %kn, %vn : (tensor<2x8x1x64xf32>, tensor<2x2x32x64xf32>, tensor<2x2x32x64xf32>, tensor<2x2x1x64xf32>, tensor<2x2x1x64xf32>) -> (tensor<2x8x1x64xf32>, tensor<2x8x1xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x1x64xf32>, %k: tensor<2x2x32x64xf32>, %v: tensor<2x2x32x64xf32>, %n: tensor<2xi32>, %kn: tensor<2x2x1x64xf32>, %vn: tensor<2x2x2x64xf32>) {
+  // expected-error @+1 {{'append's values' must be 'tensor<2x2x1x64xf32>' (the type of append's keys), got 'tensor<2x2x2x64xf32>'}}
+  %o, %lse = fa.attention %q, %k, %v key_lengths %n append %kn, %vn : (tensor<2x8x1x64xf32>, tensor<2x2x32x64xf32>, tensor<2x2x32x64xf32>, tensor<2xi32>, tensor<2x2x1x64xf32>, tensor<2x2x2x64xf32>) -> (tensor<2x8x1x64xf32>, tensor<2x8x1xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x1x64xf32>, %k: tensor<2x2x32x64xf32>, %v: tensor<2x2x32x64xf32>, %n: tensor<2xi32>, %kn: tensor<2x4x1x64xf32>, %vn: tensor<2x4x1x64xf32>) {
+  // expected-error @+1 {{append's keys must be [B, Hkv, Snew, D] with q's B and the cache's Hkv and D, got 'tensor<2x4x1x64xf32>'}}
+  %o, %lse = fa.attention %q, %k, %v key_lengths %n append %kn, %vn : (tensor<2x8x1x64xf32>, tensor<2x2x32x64xf32>, tensor<2x2x32x64xf32>, tensor<2xi32>, tensor<2x4x1x64xf32>, tensor<2x4x1x64xf32>) -> (tensor<2x8x1x64xf32>, tensor<2x8x1xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x1x64xf32>, %k: tensor<2x2x32x64xf32>, %v: tensor<2x2x32x64xf32>, %n: tensor<2xi32>, %kn: tensor<2x2x33x64xf32>, %vn: tensor<2x2x33x64xf32>) {
+  // expected-error @+1 {{append's 33 new keys do not fit a cache of 32 keys per sequence}}
+  %o, %lse = fa.attention %q, %k, %v key_lengths %n append %kn, %vn : (tensor<2x8x1x64xf32>, tensor<2x2x32x64xf32>, tensor<2x2x32x64xf32>, tensor<2xi32>, tensor<2x2x33x64xf32>, tensor<2x2x33x64xf32>) -> (tensor<2x8x1x64xf32>, tensor<2x8x1xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x1x64xf32>, %k: tensor<2x2x32x64xf32>, %v: tensor<2x2x32x64xf32>, %n: tensor<2xi32>, %kn: tensor<2x2x1x64xbf16>, %vn: tensor<2x2x1x64xbf16>) {
+  // expected-error @+1 {{'append's keys' element type 'bf16' differs from 'q' element type 'f32'}}
+  %o, %lse = fa.attention %q, %k, %v key_lengths %n append %kn, %vn : (tensor<2x8x1x64xf32>, tensor<2x2x32x64xf32>, tensor<2x2x32x64xf32>, tensor<2xi32>, tensor<2x2x1x64xbf16>, tensor<2x2x1x64xbf16>) -> (tensor<2x8x1x64xf32>, tensor<2x8x1xf32>)
+  return
+}

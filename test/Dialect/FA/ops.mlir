@@ -33,6 +33,14 @@ func.func @packed_sequences(%q: tensor<1x64x?x64xbf16>, %k: tensor<1x8x?x64xbf16
   return %o : tensor<1x64x?x64xbf16>
 }
 
+// A decode step that writes its new keys and values into the cache.
+// CHECK-LABEL: func.func @append
+// CHECK: fa.attention %{{.*}}, %{{.*}}, %{{.*}} key_lengths %{{.*}} append %{{.*}}, %{{.*}} mask causal :
+func.func @append(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>, %n: tensor<?xi32>, %kn: tensor<?x2x?x64xbf16>, %vn: tensor<?x2x?x64xbf16>) -> tensor<?x8x?x64xbf16> {
+  %o, %lse = fa.attention %q, %k, %v key_lengths %n append %kn, %vn mask causal : (tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?xi32>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>) -> (tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>)
+  return %o : tensor<?x8x?x64xbf16>
+}
+
 // f64 inputs keep their statistics in f64.
 // CHECK-LABEL: func.func @grad_f64
 // CHECK: %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = fa.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} sinks %{{.*}} mask causal :

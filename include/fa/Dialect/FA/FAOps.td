@@ -19,7 +19,8 @@ defvar FA_VariantFormat = !strconcat(
   "(`mask` $mask^)? (`window` $window^)? (`sink_tokens` $sink_tokens^)? ",
   "(`scale` $scale^)?");
 
-def FA_AttentionOp : FA_Op<"attention", [Pure, AttrSizedOperandSegments]> {
+def FA_AttentionOp : FA_Op<"attention", [AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "scaled dot-product attention with online softmax semantics";
   let description = [{
     `o = softmax(scale * q k^T + mask) v` per (batch, query head), with the
@@ -50,6 +51,13 @@ def FA_AttentionOp : FA_Op<"attention", [Pure, AttrSizedOperandSegments]> {
       per sequence). Starts are clamped to the tensors' rows and ends to
       [start, rows], so no row outside them is read. Forward only; not
       with key_lengths or block_table.
+    - `append %kn, %vn` (needs key_lengths; [B, Hkv, Snew, D] each): a
+      decode step's new keys and values, written into the cache in place
+      at rows p[b] .. p[b] + Snew, p[b] = key_lengths[b] clamped to
+      [0, Sk - Snew] (through the block table where paged), and attended
+      to with the cache's first p[b] keys: Sk in the masks is p[b] + Snew.
+      The op then writes its k and v operands' buffers; without `append`
+      it has no memory effects.
 
     ```mlir
     %o, %lse = fa.attention %q, %k, %v mask causal window 4096
@@ -63,16 +71,21 @@ def FA_AttentionOp : FA_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     Optional<AnyRankedTensor>:$key_lengths,
     Optional<AnyRankedTensor>:$block_table,
     Optional<AnyRankedTensor>:$query_starts,
-    Optional<AnyRankedTensor>:$key_starts), FA_VariantAttrs);
+    Optional<AnyRankedTensor>:$key_starts,
+    Optional<AnyRankedTensor>:$k_new,
+    Optional<AnyRankedTensor>:$v_new), FA_VariantAttrs);
   let results = (outs AnyRankedTensor:$o, AnyRankedTensor:$lse);
   let assemblyFormat = !strconcat("$q `,` $k `,` $v (`sinks` $sinks^)? ",
     "(`key_lengths` $key_lengths^)? (`block_table` $block_table^)? ",
     "(`query_starts` $query_starts^)? (`key_starts` $key_starts^)? ",
+    "(`append` $k_new^ `,` $v_new)? ",
     FA_VariantFormat, " attr-dict `:` functional-type(operands, results)");
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// Checks query_starts and key_starts (the packed sequences).
     ::llvm::LogicalResult verifySequenceStarts();
+    /// Checks `append` (the new keys and values).
+    ::llvm::LogicalResult verifyAppend();
   }];
 }
 
