@@ -50,6 +50,11 @@ def main():
     parser.add_argument("--ragged", action="store_true",
                         help="lengths uniform in [cache/2, cache] instead "
                         "of the whole cache")
+    parser.add_argument("--append", action="store_true",
+                        help="each step writes its own key and value into "
+                        "the cache (fa.decode's k_new/v_new; the lengths "
+                        "passed stop one short), beside two copies into "
+                        "the cache before a plain step")
     parser.add_argument("--csv")
     parser.add_argument("--time-limit", type=float, default=float("inf"),
                         help="start no row after this many seconds")
@@ -88,6 +93,21 @@ def main():
                 step = lambda: fa.decode(q, k, v, cache_seqlens=lengths,
                                          sinks=sinks, window=window,
                                          check_lengths=False)
+                if args.append:
+                    k_new, v_new = (torch.randn(b, hkv, 1, d, device="cuda",
+                                                dtype=torch.bfloat16)
+                                    for _ in range(2))
+                    before = lengths - 1
+                    plain = step
+
+                    def copy_then_step():
+                        k[:, :, cache - 1:].copy_(k_new)
+                        v[:, :, cache - 1:].copy_(v_new)
+                        plain()
+                    step = lambda: fa.decode(
+                        q, k, v, cache_seqlens=before, k_new=k_new,
+                        v_new=v_new, sinks=sinks, window=window,
+                        check_lengths=False)
                 ms = queued_ms(step)
                 # The same step captured in a CUDA graph and replayed: the
                 # kernels' time without the Python host's.
@@ -99,6 +119,11 @@ def main():
                 except RuntimeError as e:  # said, and the row goes on
                     print(f"graph capture failed: {e}", flush=True)
                     graph_ms = float("nan")
+                if args.append:
+                    graph = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(graph):
+                        copy_then_step()
+                    copy_ms = queued_ms(graph.replay)
                 row = dict(model=name, batch=b, cache=cache,
                            ragged=args.ragged, fa_us=ms * 1e3,
                            fa_gbps=nbytes / ms / 1e6,
@@ -111,6 +136,9 @@ def main():
                         f"{graph_ms * 1e3:8.1f} us "
                         f"{row['fa_graph_gbps']:6.0f} GB/s "
                         f"({nbytes / graph_ms / 1e6 / peak:.0%})")
+                if args.append:
+                    row.update(copies_then_step_graph_us=copy_ms * 1e3)
+                    line += f" | 2 copies + step, graph {copy_ms * 1e3:8.1f} us"
                 if not learnable and not window and not args.ragged:
                     sdpa = queued_ms(lambda: F.scaled_dot_product_attention(
                         q, k, v, enable_gqa=True))
