@@ -223,6 +223,21 @@ def _program(key, make_text, dtype, target, allow_tf32=False,
     return program
 
 
+def _variant_program(kind, make_spec, dtype, q, head_dim, sinks, causal,
+                     window, sink_tokens, scale, flags=(), **options):
+    """The program of one variant's kernel `kind`, whose spec is
+    make_spec(kind, dtype, learnable sinks, head_dim, *flags, **variant):
+    one program per (kind, variant, head dim, flags) and _program's options
+    (its GPU module holds that head dim's kernels only)."""
+    learnable = sinks is not None
+    variant = dict(causal=causal, window=window, sink_tokens=sink_tokens,
+                   scale=scale)
+    key = (kind, learnable, *flags, head_dim, tuple(sorted(variant.items())))
+    return _program(key, lambda: make_spec(kind, dtype, learnable, head_dim,
+                                           *flags, **variant),
+                    dtype, _target(q), _allow_tf32(q, dtype), **options)
+
+
 def _run(program, name, entry, tensors):
     # CUDA tensors: fa queues its kernels on torch's current stream and
     # returns, ordered with the work around it like any torch op.
@@ -340,16 +355,10 @@ def _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale,
         return known
     dtype = check_attention_args(q, k, v, causal, window, sink_tokens, sinks,
                                  scale)
-    learnable = sinks is not None
-    variant = dict(causal=causal, window=window, sink_tokens=sink_tokens,
-                   scale=scale)
-    # One program per head dim: its GPU module holds that D's kernels only.
-    head_dim = int(q.shape[3])
-    key = ("attention", learnable, head_dim, tuple(sorted(variant.items())))
-    program = _program(key, lambda: attention_spec(
-        "attention", dtype, learnable, head_dim, **variant), dtype,
-        _target(q), _allow_tf32(q, dtype), deterministic, entry, wait,
-        prepare)
+    program = _variant_program(
+        "attention", attention_spec, dtype, q, int(q.shape[3]), sinks, causal,
+        window, sink_tokens, scale, deterministic=deterministic, entry=entry,
+        wait=wait, prepare=prepare)
     if program is not None:
         _remember_call(signature, (dtype, program))
     return dtype, program
@@ -534,12 +543,13 @@ def decode_forward(q, k, v, cache_seqlens, block_table, causal, window,
         signature = None
     signature, known = _known_call(signature)
     learnable = sinks is not None
-    appended = 0 if k_new is None else int(k_new.shape[2])
     if known is not None:
+        # The shapes were checked at the first call of this signature.
         dtype, program = known
         if check_lengths:
-            check_cache_seqlens(cache_seqlens, block_table, q, k,
-                                appended=appended)
+            check_cache_seqlens(
+                cache_seqlens, block_table, q, k,
+                appended=0 if k_new is None else int(k_new.shape[2]))
     else:
         paged = block_table is not None
         dtype = check_attention_args(q, k, v, causal, window, sink_tokens,
@@ -547,15 +557,10 @@ def decode_forward(q, k, v, cache_seqlens, block_table, causal, window,
         appended = _check_new_rows(k_new, v_new, q, k)
         check_cache_seqlens(cache_seqlens, block_table, q, k, check_lengths,
                             appended)
-        variant = dict(causal=causal, window=window, sink_tokens=sink_tokens,
-                       scale=scale)
-        head_dim = int(q.shape[3])
-        appends = k_new is not None
-        key = ("decode", learnable, paged, appends, head_dim,
-               tuple(sorted(variant.items())))
-        program = _program(key, lambda: decode_spec(
-            "decode", dtype, learnable, head_dim, paged, appends, **variant),
-            dtype, _target(q), _allow_tf32(q, dtype), entry="forward")
+        program = _variant_program(
+            "decode", decode_spec, dtype, q, int(q.shape[3]), sinks, causal,
+            window, sink_tokens, scale, (paged, k_new is not None),
+            entry="forward")
         _remember_call(signature, (dtype, program))
     b, hq, sq, d = q.shape
     o = _empty_like(q, (b, hq, sq, d), dtype)
@@ -623,14 +628,10 @@ def varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, causal, window,
     dtype = check_attention_args(q4, k4, v4, causal, window, sink_tokens,
                                  sinks, scale)
     check_seq_starts(cu_seqlens_q, cu_seqlens_k, q, k, check_lengths)
+    program = _variant_program(
+        "varlen", varlen_spec, dtype, q, int(q.shape[2]), sinks, causal,
+        window, sink_tokens, scale, entry="forward")
     learnable = sinks is not None
-    variant = dict(causal=causal, window=window, sink_tokens=sink_tokens,
-                   scale=scale)
-    head_dim = int(q.shape[2])
-    key = ("varlen", learnable, head_dim, tuple(sorted(variant.items())))
-    program = _program(key, lambda: varlen_spec(
-        "varlen", dtype, learnable, head_dim, **variant), dtype, _target(q),
-        _allow_tf32(q, dtype), entry="forward")
     rows, hq, d = q.shape
     o = _empty_like(q, (rows, hq, d), dtype)
     lse = _empty_like(q, (1, hq, rows), accumulator(dtype))
