@@ -14,6 +14,7 @@ from .api import cache_info, clear_cache, compile, softmax_matmul
 __all__ = ["attention", "attention_varlen", "decode", "softmax_matmul", "compile", "cache_info",
            "clear_cache", "gpu_available", "workspace_peak_bytes",
            "reset_workspace_peak", "flash_attn_func",
+           "flash_attn_varlen_func", "flash_attn_with_kvcache",
            "scaled_dot_product_attention", "__version__"]
 
 
@@ -159,4 +160,5 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *, causal=False,
 
 
 # The drop-ins call attention (above): imported after it.
-from .dropins import flash_attn_func, scaled_dot_product_attention  # noqa: E402
+from .dropins import (flash_attn_func, flash_attn_varlen_func,  # noqa: E402
+                      flash_attn_with_kvcache, scaled_dot_product_attention)

@@ -960,3 +960,80 @@ def test_decode_step_with_append_in_a_cuda_graph():
             assert torch.equal(v[e, :, at[e]], v_new[e, :, 0]), step
         ref = reference_decode(q, k, v, lengths.cpu() + 1, causal=True)
         assert rel(o, ref) < TOL[torch.bfloat16], step
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("window_size", [(-1, -1), (20, 0)])
+def test_flash_attn_varlen_func_matches_float64(device, window_size):
+    torch.manual_seed(2)
+    lengths = [7, 1, 40]
+    cu = torch.tensor([0] + lengths, dtype=torch.int32).cumsum(
+        0, dtype=torch.int32)
+    q = torch.randn(48, 4, 32)
+    k, v = torch.randn(48, 2, 32), torch.randn(48, 2, 32)
+    out, lse, probs = fa.flash_attn_varlen_func(
+        q.to(device), k.to(device), v.to(device), cu.to(device),
+        cu.to(device), max(lengths), max(lengths), causal=True,
+        window_size=window_size, softmax_scale=0.3, return_attn_probs=True)
+    window = None if window_size[0] == -1 else window_size[0] + 1
+    ref = reference_varlen(q, k, v, cu, cu, causal=True, window=window,
+                           scale=0.3)
+    assert out.shape == q.shape and lse.shape == (4, 48) and probs is None
+    assert rel(out.cpu(), ref) < 1e-4
+    with pytest.raises(NotImplementedError, match="block_table"):
+        fa.flash_attn_varlen_func(q, k, v, cu, cu, 40, 40,
+                                  block_table=torch.zeros(3, 1))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("paged", [False, True])
+def test_flash_attn_with_kvcache_appends_and_attends(device, paged):
+    """flash-attn's decode call: q [B, 1, Hq, D] against [B, S, Hkv, D]
+    caches (or a [pages, P, Hkv, D] pool and a block table), the step's
+    k and v written in at cache_seqlens; o against float64 over the caches
+    after the write, and the caches hold the new rows."""
+    torch.manual_seed(3)
+    b, hq, hkv, s, d, page = 3, 8, 2, 64, 32, 16
+    lengths = torch.tensor([0, 20, 63], dtype=torch.int32)
+    k_cache, v_cache = torch.randn(b, s, hkv, d), torch.randn(b, s, hkv, d)
+    k_new, v_new = torch.randn(b, 1, hkv, d), torch.randn(b, 1, hkv, d)
+    q = torch.randn(b, 1, hq, d)
+    after_k, after_v = k_cache.clone(), v_cache.clone()
+    for e, n in enumerate(lengths.tolist()):
+        after_k[e, n], after_v[e, n] = k_new[e, 0], v_new[e, 0]
+    extra = {}
+    if paged:
+        table = torch.randperm(b * s // page).reshape(b, s // page).to(
+            torch.int32)
+        pools = []
+        for cache in (k_cache, v_cache):
+            pool = torch.empty(b * s // page, page, hkv, d)
+            for e in range(b):
+                for j in range(s // page):
+                    pool[table[e, j]] = cache[e, j * page:(j + 1) * page]
+            pools.append(pool.to(device))
+        k_dev, v_dev = pools
+        extra["block_table"] = table.to(device)
+    else:
+        k_dev, v_dev = k_cache.to(device), v_cache.to(device)
+    out, lse = fa.flash_attn_with_kvcache(
+        q.to(device), k_dev, v_dev, k=k_new.to(device), v=v_new.to(device),
+        cache_seqlens=lengths.to(device), causal=True,
+        return_softmax_lse=True, num_splits=4, **extra)
+    ref = reference_decode(q.transpose(1, 2), after_k.transpose(1, 2),
+                           after_v.transpose(1, 2), lengths + 1, causal=True)
+    assert out.shape == q.shape and lse.shape == (b, hq, 1)
+    assert rel(out.transpose(1, 2).cpu(), ref) < 1e-4
+    if paged:
+        k_dev = torch.stack([torch.cat([k_dev.cpu()[p] for p in row])
+                             for row in table])
+    assert torch.equal(k_dev.cpu(), after_k)
+    for kwargs, name in ((dict(rotary_cos=q), "rotary_cos"),
+                         (dict(cache_batch_idx=lengths), "cache_batch_idx"),
+                         (dict(cache_leftpad=lengths), "cache_leftpad"),
+                         (dict(softcap=5.0), "softcap")):
+        with pytest.raises(NotImplementedError, match=name):
+            fa.flash_attn_with_kvcache(q, k_cache, v_cache,
+                                       cache_seqlens=lengths, **kwargs)
+    with pytest.raises(ValueError, match="k and v come together"):
+        fa.flash_attn_with_kvcache(q, k_cache, v_cache, k=k_new)
