@@ -69,8 +69,9 @@ def attention(q, k, v, *, causal=False, window=None, sink_tokens=0,
 def _refuse_autograd(name, tensors):
     """fa's forward-only entries refuse tensors that want a gradient, which
     they would silently not get."""
-    if _api.torch is not None and _api.torch.is_grad_enabled() and any(
-            _api._is_torch(x) and x.requires_grad for x in tensors):
+    # numpy arrays and None have no requires_grad.
+    if any(getattr(x, "requires_grad", False) for x in tensors) and \
+            _api.torch.is_grad_enabled():
         raise ValueError(f"fa.{name} has no backward: call it under "
                          "torch.no_grad() or on tensors that need no "
                          "gradient (fa.attention has one)")

@@ -48,6 +48,9 @@ _TORCH_DTYPES = {} if torch is None else {
     torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32",
     torch.float64: "f64"}
 _TORCH_BY_NAME = {v: k for k, v in _TORCH_DTYPES.items()}
+# The runtime's names for every torch dtype it takes, lengths and tables too.
+_TORCH_RUN_DTYPES = {} if torch is None else {**_TORCH_DTYPES,
+                                              torch.int32: "i32"}
 _programs = {}
 # Programs being compiled (a backward started by its forward, or one whose
 # first caller is waiting), by the key of _programs: a Future each.
@@ -137,8 +140,11 @@ def _check_same_place(named):
 
 def _descriptor(x):
     """(data pointer, dtype, sizes, strides) for the runtime."""
-    if _is_torch(x) and x.dtype in _TORCH_DTYPES:
-        return (x.data_ptr(), _TORCH_DTYPES[x.dtype], x.shape, x.stride())
+    # Every call passes through here: torch tensors, the common case, in
+    # one dictionary lookup.
+    name = _TORCH_RUN_DTYPES.get(x.dtype) if _is_torch(x) else None
+    if name is not None:
+        return (x.data_ptr(), name, x.shape, x.stride())
     ptr = x.data_ptr() if _is_torch(x) else x.__array_interface__["data"][0]
     dtype = "i32" if _is_int32(x) else _dtype_name("tensor", x)
     return (ptr, dtype, list(x.shape), list(_strides(x)))
