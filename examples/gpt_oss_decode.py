@@ -1,6 +1,7 @@
 """Token generation with a small random gpt-oss-style model on a paged KV
 cache: fa.attention for each prompt, then fa.decode for every step of all
-sequences at once, through a block table over a shared pool of pages. Each
+sequences at once, through a block table over a shared pool of pages, each
+step's key and value written into the pages by fa.decode itself. Each
 step's logits are checked against an eager float64 recomputation of the
 whole sequence (mask, sinks and window written out).
 
@@ -161,11 +162,11 @@ def main(argv=None):
             positions = lengths[:, None].to(args.device)
             for layer, cache in zip(model.layers, caches):
                 q, k, v = layer.qkv(h, positions)
-                for b in range(batch):
-                    cache.write(b, int(lengths[b]), k[b], v[b])
+                # The step's key and value go into the pages by fa.decode
+                # itself (k_new, v_new), at each sequence's length.
                 o = fa.decode(q.contiguous(), cache.k, cache.v,
-                              cache_seqlens=(lengths + 1).to(args.device),
-                              block_table=cache.table,
+                              cache_seqlens=lengths.to(args.device),
+                              block_table=cache.table, k_new=k, v_new=v,
                               window=layer.attn.sliding_window,
                               sinks=layer.attn.sinks)
                 h = layer.finish(h, o)
