@@ -146,17 +146,25 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *, causal=False,
     without falling; that reads them (for CUDA tensors a synchronisation;
     skipped inside CUDA-graph capture). Unchecked, the kernels clamp every
     offset to the rows there are and never read outside q, k and v, but a
-    wrong offset is not reported. Forward only: inputs that require a
-    gradient are refused under autograd.
+    wrong offset is not reported. Under autograd (torch tensors that
+    require a gradient) the backward gives dq, dk, dv and dsinks: it runs
+    fa.attention's backward once per sequence on views of the packed
+    tensors, with the offsets read once in the forward.
     Returns o [rows_q, Hq, D], and lse [Hq, rows_q] with return_lse.
     """
-    _refuse_autograd("attention_varlen", (q, k, v, sinks))
     if not isinstance(check_lengths, bool):
         raise TypeError(f"check_lengths must be a bool, got "
                         f"{check_lengths!r}")
-    o, lse = _api.varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, causal,
-                                 window, sink_tokens, sinks, scale,
-                                 check_lengths)
+    if any(getattr(x, "requires_grad", False) for x in (q, k, v, sinks)) \
+            and _api.torch.is_grad_enabled():
+        from .torch_ops import VarlenAttention
+        o, lse = VarlenAttention.apply(q, k, v, sinks, cu_seqlens_q,
+                                       cu_seqlens_k, causal, window,
+                                       sink_tokens, scale, check_lengths)
+    else:
+        o, lse = _api.varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k,
+                                     causal, window, sink_tokens, sinks,
+                                     scale, check_lengths)
     return (o, lse) if return_lse else o
 
 

@@ -648,16 +648,20 @@ def varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, causal, window,
 
 
 def attention_backward(q, k, v, o, lse, do, causal, window, sink_tokens,
-                       sinks, scale, deterministic=False):
+                       sinks, scale, deterministic=False, out=None):
     """dq, dk, dv, dsinks (None without sinks); with `deterministic`, the
-    same bits from run to run (fa.attention checks it is a bool)."""
+    same bits from run to run (fa.attention checks it is a bool). `out`:
+    (dq, dk, dv) to write, views included, instead of new tensors."""
     dtype, program = _attention_program(q, k, v, causal, window,
                                         sink_tokens, sinks, scale,
                                         "backward", deterministic)
     learnable = sinks is not None
-    dq = _empty_like(q, tuple(q.shape), dtype)
-    dk = _empty_like(q, tuple(k.shape), dtype)
-    dv = _empty_like(q, tuple(v.shape), dtype)
+    if out is not None:
+        dq, dk, dv = out
+    else:
+        dq = _empty_like(q, tuple(q.shape), dtype)
+        dk = _empty_like(q, tuple(k.shape), dtype)
+        dv = _empty_like(q, tuple(v.shape), dtype)
     ins = [q, k, v, o, lse, do]
     outs = [dq, dk, dv]
     dsinks = None

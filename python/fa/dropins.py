@@ -78,8 +78,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     """flash_attn.flash_attn_varlen_func on fa (fa.attention_varlen): q
     [total_q, Hq, D], k and v [total_k, Hkv, D], cu_seqlens int32 [N + 1].
     max_seqlen_q and max_seqlen_k are taken and not needed: fa's grid
-    comes from the rows and N. Forward only (fa.attention_varlen has no
-    backward yet: tensors that need gradients are refused). Returns out
+    comes from the rows and N. Under autograd, fa.attention_varlen's
+    backward (fa.attention's, once per sequence). Returns out
     [total_q, Hq, D]; with return_attn_probs, (out, softmax_lse [Hq,
     total_q], None)."""
     _refuse_extras(dropout_p, softcap, alibi_slopes)

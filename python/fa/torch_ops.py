@@ -146,3 +146,61 @@ def attention(q, k, v, causal, window, sink_tokens, sinks, scale,
         api.prepare_backward(q, k, v, causal, window, sink_tokens, sinks,
                              scale, deterministic)
     return _EagerAttention.apply(*args)
+
+
+class VarlenAttention(torch.autograd.Function):
+    """fa.attention_varlen with autograd: the forward runs the packed
+    kernels once; the backward runs fa.attention's backward kernels once
+    per sequence, on views of the packed tensors, each writing its own
+    rows of dq, dk and dv (a backward over the packed rows in one launch is
+    not there yet). The offsets come to the host once, in the forward."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, sinks, cu_seqlens_q, cu_seqlens_k, causal,
+                window, sink_tokens, scale, check_lengths):
+        o, lse = api.varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k,
+                                    causal, window, sink_tokens, sinks,
+                                    scale, check_lengths)
+        ctx.save_for_backward(q, k, v, o, lse, sinks)
+        ctx.offsets = (cu_seqlens_q.tolist(), cu_seqlens_k.tolist())
+        ctx.variant = (causal, window, sink_tokens, scale)
+        ctx.set_materialize_grads(False)
+        return o, lse
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, do, dlse):
+        if dlse is not None and bool((dlse != 0).any()):
+            raise NotImplementedError(
+                "fa.attention_varlen: gradients through lse are not "
+                "supported; use return_lse only for values, or detach lse")
+        q, k, v, o, lse, sinks = ctx.saved_tensors
+        causal, window, sink_tokens, scale = ctx.variant
+        dq, dk, dv = (torch.zeros_like(x) for x in (q, k, v))
+        dsinks = None if sinks is None else torch.zeros_like(sinks)
+        if do is None:  # only lse was used
+            return dq, dk, dv, dsinks, *([None] * 7)
+        do = do.contiguous()
+        starts_q, starts_k = ctx.offsets
+        rows_q, rows_k = q.shape[0], k.shape[0]
+
+        def rows(x, first, end):  # [first, end) of x as [1, H, S, D]
+            return x[first:end].unsqueeze(0).transpose(1, 2)
+        for s in range(len(starts_q) - 1):
+            # The forward's clamping of unchecked offsets, on the host.
+            q0 = min(max(starts_q[s], 0), rows_q)
+            q1 = min(max(starts_q[s + 1], q0), rows_q)
+            k0 = min(max(starts_k[s], 0), rows_k)
+            k1 = min(max(starts_k[s + 1], k0), rows_k)
+            # No queries: no gradient reaches the keys. No keys: o = 0,
+            # so neither q nor the sink gets one.
+            if q1 == q0 or k1 == k0:
+                continue
+            grads = api.attention_backward(
+                rows(q, q0, q1), rows(k, k0, k1), rows(v, k0, k1),
+                rows(o, q0, q1), lse[:, q0:q1].unsqueeze(0),
+                rows(do, q0, q1), causal, window, sink_tokens, sinks, scale,
+                out=(rows(dq, q0, q1), rows(dk, k0, k1), rows(dv, k0, k1)))
+            if dsinks is not None:
+                dsinks += grads[3]
+        return dq, dk, dv, dsinks, *([None] * 7)

@@ -838,15 +838,48 @@ def test_varlen_attends_within_each_packed_sequence(device, d, variant):
     assert rel(o.cpu(), ref) < TOL[torch.bfloat16]
 
 
-def test_varlen_has_no_backward():
-    q = torch.randn(8, 2, 16, requires_grad=True)
-    k = v = torch.randn(8, 2, 16)
-    cu = torch.tensor([0, 3, 8], dtype=torch.int32)
-    with pytest.raises(ValueError, match="fa.attention_varlen has no "
-                       "backward"):
-        fa.attention_varlen(q, k, v, cu, cu)
-    with torch.no_grad():
-        assert fa.attention_varlen(q, k, v, cu, cu).shape == (8, 2, 16)
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("variant", [dict(), dict(causal=True),
+                                     dict(causal=True, window=9,
+                                          sink_tokens=2)])
+def test_varlen_gradients_match_float64(device, variant):
+    """The backward of fa.attention_varlen (fa.attention's backward per
+    sequence on views of the packed tensors): dq, dk, dv and dsinks against
+    float64 autograd per sequence, with an empty sequence, one without
+    keys, and q and k lengths apart."""
+    torch.manual_seed(5)
+    lq, lk = [3, 0, 40, 5, 70], [6, 4, 40, 0, 90]
+    cu_q = torch.tensor([0] + lq, dtype=torch.int32).cumsum(
+        0, dtype=torch.int32)
+    cu_k = torch.tensor([0] + lk, dtype=torch.int32).cumsum(
+        0, dtype=torch.int32)
+    leaves = [torch.randn(int(cu_q[-1]), 8, 32), torch.randn(
+        int(cu_k[-1]), 2, 32), torch.randn(int(cu_k[-1]), 2, 32),
+        torch.randn(8)]
+    got = [x.to(device).requires_grad_() for x in leaves]
+    o = fa.attention_varlen(*got[:3], cu_q.to(device), cu_k.to(device),
+                            sinks=got[3], **variant)
+    do = torch.randn(o.shape)
+    o.backward(do.to(device))
+    ref = [x.detach().double().requires_grad_() for x in leaves]
+    outs = []
+    for s in range(len(lq)):
+        q0, q1, k0, k1 = (int(x) for x in (cu_q[s], cu_q[s + 1], cu_k[s],
+                                           cu_k[s + 1]))
+        if q1 == q0:
+            continue
+        if k1 == k0:
+            outs.append(torch.zeros(q1 - q0, 8, 32, dtype=torch.float64))
+            continue
+        outs.append(reference(
+            *(x[None].transpose(1, 2) for x in (ref[0][q0:q1],
+                                                ref[1][k0:k1],
+                                                ref[2][k0:k1])),
+            sinks=ref[3], **variant)[0].transpose(0, 1))
+    (torch.cat(outs) * do.double()).sum().backward()
+    assert rel(o.detach().cpu(), torch.cat(outs).detach()) < 1e-4
+    for g, r in zip(got, ref):
+        assert rel(g.grad.cpu(), r.grad) < 1e-4
 
 
 @pytest.mark.parametrize("device", DEVICES)
