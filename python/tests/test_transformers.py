@@ -207,14 +207,62 @@ def test_mask_variants_are_read_from_the_factory():
         8, torch.zeros(1, dtype=torch.long))) is None
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("family", ["llama", "mistral"])
+def test_packed_sequences_match_eager(device, family, monkeypatch):
+    """transformers' packing format (position_ids restarting inside a row,
+    no attention mask; DataCollatorWithFlattening's): fa runs each layer as
+    one fa.attention_varlen call over the rows, its backward per sequence;
+    the training step's logits and gradients match eager's, whose mask
+    keeps the sequences apart. Two rows, one sequence past Mistral's
+    window. (transformers' gpt-oss does not read packing from its
+    position_ids: it attends across the row, eager and fa alike.)"""
+    starts = []
+    varlen = fa_hf.attention_varlen
+    monkeypatch.setattr(fa_hf, "attention_varlen", lambda *a, **k: (
+        starts.append(a[3].tolist()), varlen(*a, **k))[1])
+    eager, ours = twins(FAMILIES[family](), device)
+    lengths = [[5, 30, 5], [12, 28]]
+    positions = torch.stack([torch.cat([torch.arange(n) for n in row])
+                             for row in lengths]).to(device)
+    ids = torch.randint(0, VOCAB, (2, SEQ), device=device)
+    steps = []
+    for model in (eager, ours):
+        model.zero_grad()
+        logits = model(ids, position_ids=positions, use_cache=False).logits
+        logits.float().square().mean().backward()
+        steps.append((logits.detach(), {
+            n: p.grad.detach().clone() for n, p in model.named_parameters()
+            if p.grad is not None}))
+    assert rel(steps[1][0], steps[0][0]) < 1e-4
+    assert_close_grads(steps[1][1], steps[0][1], 1e-4)
+    assert starts == [[0, 5, 35, 40, 52, 80]] * 2  # one call per layer
+
+
+def test_packed_sequences_from_flash_attention_kwargs(monkeypatch):
+    """cu_seq_lens_q/k passed down as flash-attention kwargs (one row) are
+    the packing fa runs: the same result as the positions that restart."""
+    starts = []
+    varlen = fa_hf.attention_varlen
+    monkeypatch.setattr(fa_hf, "attention_varlen", lambda *a, **k: (
+        starts.append(a[3]), varlen(*a, **k))[1])
+    _, model = twins(FAMILIES["llama"](), "cpu")
+    ids = torch.randint(0, VOCAB, (1, 20))
+    positions = torch.cat([torch.arange(8), torch.arange(12)])[None]
+    cu = torch.tensor([0, 8, 20], dtype=torch.int32)
+    with torch.no_grad():
+        by_positions = model(ids, position_ids=positions,
+                             use_cache=False).logits
+        by_kwargs = model(ids, position_ids=positions, use_cache=False,
+                          cu_seq_lens_q=cu, cu_seq_lens_k=cu,
+                          max_length_q=12, max_length_k=12).logits
+    torch.testing.assert_close(by_kwargs, by_positions)
+    assert starts[-1] is cu
+
+
 def test_masks_fa_cannot_express_are_refused_by_name():
     _, model = twins(FAMILIES["llama"](), "cpu")
     ids = torch.randint(0, VOCAB, (2, 12))
-    # Two packed sequences in one row (positions restart).
-    positions = torch.cat([torch.arange(6), torch.arange(6)])[None]
-    with pytest.raises(NotImplementedError,
-                       match="attention mask of model 'llama'.*packed"):
-        model(ids[:1], position_ids=positions, use_cache=False)
     with pytest.raises(NotImplementedError, match="dense mask of shape"):
         model(ids, attention_mask=torch.zeros(2, 1, 12, 12))
     gaps = torch.ones_like(ids)

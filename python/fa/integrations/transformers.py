@@ -16,9 +16,10 @@ bidirectional) and hands the layers only what the variant leaves out, the
 key padding and where the queries sit among the keys. A padded batch runs
 one fa call per run of kept keys; queries at padded positions get zeros
 (transformers' eager path gives them values that no kept token reads). A
-mask fa cannot express (packed sequences, chunked attention, image-token
-overlays, dense 4D masks, keys kept with gaps) raises an error naming the
-model and the mask; fa never drops a mask.
+mask fa cannot express (chunked attention, image-token overlays, dense 4D
+masks, keys kept with gaps) raises an error naming the model and the mask;
+fa never drops a mask. Packed sequences (position_ids that restart, or the
+flash-attention kwargs cu_seq_lens_q/k) run fa.attention_varlen.
 """
 
 import dataclasses
@@ -34,7 +35,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("fa.integrations.transformers needs Hugging Face "
                       "transformers (pip install transformers)") from e
 
-from .. import attention
+from .. import attention, attention_varlen
 from ..api import accumulator_torch_dtype
 
 NAME = "fa"
@@ -54,6 +55,22 @@ class KeyPadding:
     """
     runs: Tuple[Tuple[int, int], ...]
     query_start: int
+    causal: bool
+    window: Optional[int]
+
+
+@dataclasses.dataclass(frozen=True)
+class PackedSequences:
+    """The mask fa's mask function hands attention layers for packed
+    sequences (transformers' packing format: position_ids that restart, no
+    attention mask): the rows of every batch entry end to end, split into
+    sequences at the restarts.
+
+    cu_seqlens: int32 [N + 1], the sequences' starts among the B * S rows
+        and their end.
+    causal, window: the variant within each sequence.
+    """
+    cu_seqlens: torch.Tensor
     causal: bool
     window: Optional[int]
 
@@ -97,6 +114,14 @@ def _code(factory):
 # objects (every closure a factory makes shares its factory's code).
 _AND_CODE = _code(masking_utils.and_masks())
 _SLIDING_CODE = _code(masking_utils.sliding_window_overlay(1))
+# Packing: the sequences' ids per row, and the positions the variant reads
+# (within a sequence they rise by one, as the rows do, so the variant there
+# is the rows' own). Absent from transformers versions without packing.
+_PACKED_CODE = _code(getattr(masking_utils, "packed_sequence_mask_function",
+                             lambda m: None)(torch.zeros(1, 1)))
+_REMAP_CODE = _code(getattr(masking_utils,
+                            "remap_positions_for_packed_sequence",
+                            lambda f, p: None)(None, torch.zeros(1, 1)))
 
 
 def _closure(fn):
@@ -123,6 +148,10 @@ def _constraints(fn):
         return {"full"}
     if _code(fn) == _SLIDING_CODE:
         return {("window", _closure(fn)["sliding_window"])}
+    if _PACKED_CODE is not None and _code(fn) == _PACKED_CODE:
+        return {("packed", _closure(fn)["packed_sequence_mask"])}
+    if _REMAP_CODE is not None and _code(fn) == _REMAP_CODE:
+        return _constraints(_closure(fn)["mask_function"])
     if _code(fn) == _AND_CODE:
         found = set()
         for part in _closure(fn).get("mask_functions", ()):
@@ -137,8 +166,13 @@ def _constraints(fn):
 def mask_variant(mask_function):
     """(causal, window) for a mask factory fa expresses as a variant, or
     None. transformers' sliding window keeps keys kv > q - w: the w keys
-    ending at the diagonal, which is fa's window of w."""
+    ending at the diagonal, which is fa's window of w. Packing (see
+    packed_sequences) is left out of the variant."""
     found = _constraints(mask_function)
+    if not found:
+        return None
+    found = {c for c in found if not (isinstance(c, tuple) and
+                                      c[0] == "packed")}
     if not found:
         return None
     windows = [c[1] for c in found if isinstance(c, tuple)]
@@ -146,6 +180,26 @@ def mask_variant(mask_function):
     if windows and not causal:
         return None  # a window past the diagonal
     return causal, (min(windows) if windows else None)
+
+
+def packed_sequences(mask_function):
+    """The [B, S] sequence ids of transformers' packing overlay in
+    `mask_function`, or None."""
+    for c in _constraints(mask_function) or ():
+        if isinstance(c, tuple) and c[0] == "packed":
+            return c[1]
+    return None
+
+
+def cu_seqlens_of(sequence_ids):
+    """int32 [N + 1] starts of the sequences of [B, S] ids (each row's ids
+    rise from 0), rows end to end, and their end: one host transfer."""
+    batch, length = sequence_ids.shape
+    starts = torch.ones_like(sequence_ids, dtype=torch.bool)
+    starts[:, 1:] = sequence_ids[:, 1:] != sequence_ids[:, :-1]
+    flat = torch.nonzero(starts.reshape(-1)).reshape(-1)
+    end = torch.tensor([batch * length], device=flat.device)
+    return torch.cat([flat, end]).to(torch.int32)
 
 
 def _model_name(config=None, module=None):
@@ -169,10 +223,20 @@ def fa_mask(batch_size, q_length, kv_length, q_offset=0, kv_offset=0,
         raise NotImplementedError(
             f"fa cannot express the attention mask of {_model_name(config)}:"
             f" {_describe(mask_function)}. fa takes causal, sliding-window "
-            "causal and bidirectional masks, with key padding; packed "
-            "sequences, chunked attention and mask overlays are not "
+            "causal and bidirectional masks, with key padding or packed "
+            "sequences; chunked attention and mask overlays are not "
             "supported yet")
     causal, window = variant
+    packed = packed_sequences(mask_function)
+    if packed is not None:
+        # transformers packs only without an attention mask or a cache:
+        # queries and keys are the same rows.
+        if attention_mask is not None or q_length != kv_length:
+            raise NotImplementedError(
+                f"fa cannot express the attention mask of "
+                f"{_model_name(config)}: packed sequences with "
+                f"{'an attention mask' if attention_mask is not None else 'a cache'}")
+        return PackedSequences(cu_seqlens_of(packed), causal, window)
     if isinstance(q_offset, torch.Tensor):
         q_offset = int(q_offset)
     query_start = q_offset - kv_offset
@@ -248,10 +312,6 @@ def fa_attention_forward(module, query, key, value, attention_mask,
         _refuse(model, f"logit soft-capping ({softcap})")
     if kwargs.get("head_mask") is not None:
         _refuse(model, "a head mask")
-    for name in ("cu_seq_lens_q", "cu_seq_lens_k", "cu_seqlens_q",
-                 "cu_seqlens_k"):
-        if kwargs.get(name) is not None:
-            _refuse(model, f"packed sequences ({name})")
     if kwargs.get("output_attentions"):
         _refuse(model, "the attention weights (output_attentions)")
     causal = bool(getattr(module, "is_causal", True)) if is_causal is None \
@@ -263,6 +323,25 @@ def fa_attention_forward(module, query, key, value, attention_mask,
     if s_aux is not None:
         sinks = s_aux.to(accumulator_torch_dtype(query.dtype))
 
+    # Packed sequences: as flash-attention kwargs (DataCollatorWithFlattening's
+    # cu_seq_lens_q/k), which win, or from the mask function.
+    starts = [kwargs.get(name) for name in ("cu_seq_lens_q", "cu_seq_lens_k")]
+    if isinstance(attention_mask, PackedSequences) and \
+            all(s is None for s in starts):
+        starts = [attention_mask.cu_seqlens] * 2
+    if any(s is not None for s in starts):
+        if any(s is None for s in starts):
+            _refuse(model, "packed sequences with only one of cu_seq_lens_q "
+                    "and cu_seq_lens_k")
+        batch, heads, rows, dim = query.shape
+
+        def packed(x):  # [B, H, S, D] as [B * S, H, D]
+            return x.transpose(1, 2).reshape(-1, x.shape[1], dim)
+        o = attention_varlen(packed(query), packed(key), packed(value),
+                             *(s.to(torch.int32) for s in starts),
+                             causal=causal, window=window, sinks=sinks,
+                             scale=scaling)
+        return o.reshape(batch, rows, heads, dim), None
     if isinstance(attention_mask, KeyPadding):
         if (attention_mask.causal, attention_mask.window) != (causal, window):
             raise ValueError(
