@@ -347,7 +347,12 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     // apart by type (float logits, float 4-D new rows, an i32 table) and by
     // how many 1-D i32 ones there are (the verifier lets key_lengths and
     // the starts come only alone).
-    ForwardArgs args{a[0], a[1], a[2], {}, {}, {}, a[a.size() - 2], a.back()};
+    ForwardArgs args;
+    args.q = a[0];
+    args.k = a[1];
+    args.v = a[2];
+    args.o = a[a.size() - 2];
+    args.lse = a.back();
     SmallVector<Value, 2> counts;
     for (Value optional : a.drop_front(3).drop_back(2)) {
       auto type = cast<MemRefType>(optional.getType());

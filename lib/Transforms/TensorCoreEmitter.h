@@ -685,12 +685,14 @@ protected:
             ValueRange{first, head, at, mul(chunk, idx(chunkSize))},
             b.getIndexAttr(chunkSize), srcElements, b.getUnitAttr());
       };
-      std::optional<OpBuilder::InsertionGuard> fromCache;
+      // With `appended`, the cache's copy goes in the else branch; the
+      // guard leaves the branches once it is emitted.
+      std::optional<OpBuilder::InsertionGuard> inBranches;
       if (appended) {
         auto isNew = scf::IfOp::create(
             b, cmp(arith::CmpIPredicate::sge, clamped, keys->appendAt),
             /*withElseRegion=*/true);
-        fromCache.emplace(b);
+        inBranches.emplace(b);
         b.setInsertionPointToStart(isNew.thenBlock());
         copy(appended, batchIdx, sub(clamped, keys->appendAt));
         b.setInsertionPointToStart(isNew.elseBlock());
@@ -700,12 +702,11 @@ protected:
       copy(source, batchOrPage, at);
     }
   }
-  /// fa.attention's `append`, by one block of each kv head's: the block of
-  /// `head` at query row `m0` writes the new keys and values of this batch
-  /// entry's kv head into its cache rows from dims.appendAt (through the
-  /// block table where paged) where `writes` holds. The blocks read those
-  /// rows from the new keys and values (copyTile's `appended`), so none
-  /// waits for the writes.
+  /// fa.attention's `append`: where `writes` holds (one block per kv head
+  /// and batch entry), the block stores the new keys and values of its kv
+  /// head into the cache rows from dims.appendAt (through the block table
+  /// where paged). Every block reads those rows from the new keys and
+  /// values (copyTile's `appended`), so none waits for the stores.
   void appendRows(const ForwardArgs &args, const Dims &dims, Value writes) {
     auto writer = scf::IfOp::create(b, writes, false);
     OpBuilder::InsertionGuard guard(b);
