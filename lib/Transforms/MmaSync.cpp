@@ -42,12 +42,7 @@ public:
   /// module and function `kernelName`.
   void emitForward(const Variant &variant, ForwardArgs args,
                    StringRef kernelName) override {
-    for (Value *m :
-         {&args.q, &args.k, &args.v, &args.o, &args.kNew, &args.vNew})
-      if (*m)
-        *m = withUnitStride(*m);
-    Dims dims =
-        pagedDims(attentionDims(args.q, args.k), args.blockTable, args.k);
+    Dims dims = forwardRows(args);
     std::array<Value, 3> grid = forwardGrid(args, dims, 16 * warps);
     launch(grid, forwardTileRows(), kernelName,
            [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
@@ -58,12 +53,7 @@ public:
   void emitSplitForward(const Variant &variant, ForwardArgs args,
                         const SplitKv &split, StringRef kernelName,
                         StringRef mergeName) override {
-    for (Value *m :
-         {&args.q, &args.k, &args.v, &args.o, &args.kNew, &args.vNew})
-      if (*m)
-        *m = withUnitStride(*m);
-    Dims dims =
-        pagedDims(attentionDims(args.q, args.k), args.blockTable, args.k);
+    Dims dims = forwardRows(args);
     // Where Q's fragments stay in registers, a block's rows are a kv head's
     // whole group (packedGroupRows): K/V go through each block once per
     // group instead of once per query head.
@@ -107,6 +97,15 @@ public:
   }
 
 private:
+  /// The forwards' row operands with their unit stride made known (q, k, v,
+  /// o and append's new rows), and the dims of the (paged) cache.
+  Dims forwardRows(ForwardArgs &args) {
+    for (Value *m :
+         {&args.q, &args.k, &args.v, &args.o, &args.kNew, &args.vNew})
+      if (*m)
+        *m = withUnitStride(*m);
+    return pagedDims(attentionDims(args.q, args.k), args.blockTable, args.k);
+  }
   /// The forward's shared tiles' rows: K's and V's stages, and Q's where
   /// its fragments do not stay in registers.
   SmallVector<int64_t, 3> forwardTileRows() const {

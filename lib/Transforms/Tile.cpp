@@ -229,10 +229,13 @@ public:
              [&](ValueRange iv) {
                Value s = iv[0], g = iv[1], bi = iv[2];
                Dims dims = batchDims(allDims, opt.keyLengths, bi, opt.kNew);
-               auto [first, row] = keyRow(dims, bi, add(dims.appendAt, s));
+               std::pair<Value, Value> at =
+                   keyRow(dims, bi, add(dims.appendAt, s));
                loop(allDims.d, [&](Value c) {
-                 store(load(opt.kNew, {bi, g, s, c}), k, {first, g, row, c});
-                 store(load(opt.vNew, {bi, g, s, c}), val, {first, g, row, c});
+                 for (auto [from, to] :
+                      {std::pair{opt.kNew, k}, std::pair{opt.vNew, val}})
+                   store(load(from, {bi, g, s, c}), to,
+                         {at.first, g, at.second, c});
                });
              });
   }

@@ -121,9 +121,9 @@ TileBuilder::sequenceBlock(const Dims &dims, Value queryStarts, Value keyStarts,
     return clamp(at, lo, hi);
   };
   Value zero = idx(0), one = idx(1);
-  auto firstBlock = [&](Value s) {
-    return add(floorDiv(offsetAt(queryStarts, s, zero, dims.sq), rowsPerBlock),
-               s);
+  // V(s), from sequence s's clamped first row.
+  auto firstBlock = [&](Value start, Value s) {
+    return add(floorDiv(start, rowsPerBlock), s);
   };
   // The last sequence s in [0, N) with firstBlock(s) <= block: lo keeps
   // that property, hi the opposite (or N).
@@ -144,7 +144,9 @@ TileBuilder::sequenceBlock(const Dims &dims, Value queryStarts, Value keyStarts,
     lo = after->getArgument(0);
     hi = after->getArgument(1);
     Value mid = arith::DivUIOp::create(b, add(lo, hi), idx(2));
-    Value below = cmp(arith::CmpIPredicate::sle, firstBlock(mid), block);
+    Value below =
+        cmp(arith::CmpIPredicate::sle,
+            firstBlock(offsetAt(queryStarts, mid, zero, dims.sq), mid), block);
     scf::YieldOp::create(
         b, ValueRange{select(below, mid, lo), select(below, hi, mid)});
   }
@@ -156,7 +158,7 @@ TileBuilder::sequenceBlock(const Dims &dims, Value queryStarts, Value keyStarts,
   seq.dims.keyStart = offsetAt(keyStarts, s, zero, dims.sk);
   seq.dims.sk = offsetAt(keyStarts, next, seq.dims.keyStart, dims.sk);
   seq.dims.offset = sub(seq.dims.sk, seq.dims.sq);
-  Value inSequence = sub(block, firstBlock(s));
+  Value inSequence = sub(block, firstBlock(seq.dims.queryStart, s));
   seq.m0 = add(seq.dims.queryStart, mul(inSequence, idx(rowsPerBlock)));
   // Only a malformed first start (above 0) puts a block before its
   // sequence's first: it gets no rows, as a spare block does.
@@ -201,12 +203,13 @@ TileBuilder::Dims TileBuilder::batchDims(const Dims &dims, Value keyLengths,
   Value length = arith::IndexCastOp::create(
       b, b.getIndexType(),
       memref::LoadOp::create(b, keyLengths, ValueRange{batch}));
-  own.sk = clamp(length, idx(0), dims.sk);
   if (newKeys) {
     // The verifier holds Snew to at most Sk: the new rows fit.
     Value count = dim(newKeys, 2);
     own.appendAt = clamp(length, idx(0), sub(dims.sk, count));
     own.sk = add(own.appendAt, count);
+  } else {
+    own.sk = clamp(length, idx(0), dims.sk);
   }
   own.offset = sub(own.sk, dims.sq);
   return own;

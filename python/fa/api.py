@@ -582,19 +582,18 @@ def _packed(x):
         x[None].transpose(0, 2, 1, 3)
 
 
-def check_seq_starts(cu_seqlens_q, cu_seqlens_k, q, k, check_values=True):
+def check_seq_starts(cu_seqlens_q, cu_seqlens_k, q, k, check_values=True,
+                     host_offsets=None):
     """Raises TypeError/ValueError unless cu_seqlens_q and cu_seqlens_k are
     int32 [N + 1] beside q, N >= 1, and, with check_values, each rises from
     0 to its tensor's rows (q's, k's) without falling. The values are read
     (for CUDA tensors a synchronisation) except while a CUDA graph is being
-    captured. Unchecked, the kernels clamp every offset to the rows there
-    are: they never read outside q, k and v either way."""
+    captured, or taken from `host_offsets` (both as lists) where the caller
+    read them already. Unchecked, the kernels clamp every offset to the rows
+    there are: they never read outside q, k and v either way."""
     for name, x in (("cu_seqlens_q", cu_seqlens_q),
                     ("cu_seqlens_k", cu_seqlens_k)):
-        _check_tensor(name, x, 1, "[N + 1]")
-        _check_same_place([("q", q), (name, x)])
-        if not _is_int32(x):
-            raise TypeError(f"{name} must have dtype int32, got {x.dtype}")
+        _check_int32(name, x, q, 1, "[N + 1]", ())
     if cu_seqlens_q.shape[0] < 2 or \
             cu_seqlens_q.shape[0] != cu_seqlens_k.shape[0]:
         raise ValueError(f"cu_seqlens_q and cu_seqlens_k must both be [N + 1] "
@@ -603,12 +602,14 @@ def check_seq_starts(cu_seqlens_q, cu_seqlens_k, q, k, check_values=True):
                          f"{tuple(cu_seqlens_k.shape)}")
     if not check_values:
         return
-    for name, x, rows in (("cu_seqlens_q", cu_seqlens_q, q.shape[0]),
-                          ("cu_seqlens_k", cu_seqlens_k, k.shape[0])):
+    offsets = host_offsets or (cu_seqlens_q, cu_seqlens_k)
+    for name, x, rows in (("cu_seqlens_q", offsets[0], q.shape[0]),
+                          ("cu_seqlens_k", offsets[1], k.shape[0])):
         if _is_torch(x):
             if x.is_cuda and torch.cuda.is_current_stream_capturing():
                 return
             x = x.cpu().numpy()
+        x = np.asarray(x)
         falls = np.flatnonzero(np.diff(x.astype(np.int64)) < 0)
         if int(x[0]) != 0:
             why = f"{name}[0] = {int(x[0])}"
@@ -625,15 +626,18 @@ def check_seq_starts(cu_seqlens_q, cu_seqlens_k, q, k, check_values=True):
 
 
 def varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, causal, window,
-                   sink_tokens, sinks, scale, check_lengths=True):
+                   sink_tokens, sinks, scale, check_lengths=True,
+                   host_offsets=None):
     """o [rows of q, Hq, D] and lse [Hq, rows of q] of attention within
-    each packed sequence (no autograd: the kernels have no backward)."""
+    each packed sequence (no autograd: the kernels have no backward);
+    `host_offsets`: check_seq_starts'."""
     for name, x in (("q", q), ("k", k), ("v", v)):
         _check_tensor(name, x, 3, "[rows, H, D]")
     q4, k4, v4 = _packed(q), _packed(k), _packed(v)
     dtype = check_attention_args(q4, k4, v4, causal, window, sink_tokens,
                                  sinks, scale)
-    check_seq_starts(cu_seqlens_q, cu_seqlens_k, q, k, check_lengths)
+    check_seq_starts(cu_seqlens_q, cu_seqlens_k, q, k, check_lengths,
+                     host_offsets)
     program = _variant_program(
         "varlen", varlen_spec, dtype, q, int(q.shape[2]), sinks, causal,
         window, sink_tokens, scale, entry="forward")

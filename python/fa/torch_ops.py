@@ -158,11 +158,15 @@ class VarlenAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, sinks, cu_seqlens_q, cu_seqlens_k, causal,
                 window, sink_tokens, scale, check_lengths):
+        # Read once, for the check and for the backward's calls (after the
+        # checks that name a wrong argument before anything reads it).
+        api.check_seq_starts(cu_seqlens_q, cu_seqlens_k, q, k,
+                             check_values=False)
+        ctx.offsets = (cu_seqlens_q.tolist(), cu_seqlens_k.tolist())
         o, lse = api.varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k,
                                     causal, window, sink_tokens, sinks,
-                                    scale, check_lengths)
+                                    scale, check_lengths, ctx.offsets)
         ctx.save_for_backward(q, k, v, o, lse, sinks)
-        ctx.offsets = (cu_seqlens_q.tolist(), cu_seqlens_k.tolist())
         ctx.variant = (causal, window, sink_tokens, scale)
         ctx.set_materialize_grads(False)
         return o, lse
