@@ -15,7 +15,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}"
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing[@]}"
+  # The downloaded .deb files (about 1.6 GB with LLVM/MLIR) are not needed
+  # once installed; the tests' virtualenv needs the disk.
+  $SUDO apt-get clean
 fi
 
 python3 -c 'import numpy, pytest' 2>/dev/null ||
-  python3 -m pip install -q numpy pytest
+  python3 -m pip install -q --no-cache-dir numpy pytest
