@@ -126,6 +126,13 @@ struct CompileOptions {
   /// without them compiles them at run() of the first shape that splits
   /// (Program's TileConfig::splitKv), so other shapes never wait on them.
   bool splitKv = false;
+  /// GPU programs carry fa-tile's scalar loops beside the tensor-core
+  /// kernels of the spec's fixed head dim, for operands those kernels do
+  /// not take (a stride or start not 16-byte aligned, D not unit-stride).
+  /// Off by default: run() of such operands compiles a program with them
+  /// (Program's TileConfig::scalarFallback), so that every other call's
+  /// compile skips them; exports always carry them.
+  bool scalarFallback = false;
   /// The entry to compile alone (both when unset): a JIT caller compiles
   /// a variant's backward when a backward is first asked for, not with
   /// its forward. run() of the other entry fails and says so.

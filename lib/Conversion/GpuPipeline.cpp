@@ -78,6 +78,7 @@ void fa::buildGpuPipeline(OpPassManager &pm,
   tensorCore.deterministic = options.deterministic;
   tensorCore.dqAtomics = options.dqAtomics;
   tensorCore.splitKv = options.splitKv;
+  tensorCore.scalarFallback = options.scalarFallback;
   if (options.tensorCoreSharedBytes > 0)
     tensorCore.sharedBytes = options.tensorCoreSharedBytes;
   tensorCore.generation = resolveTensorCoreGeneration(

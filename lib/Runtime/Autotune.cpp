@@ -35,6 +35,8 @@ std::string TileConfig::str(bool wgmma) const {
     text += ", dQ by TMA reduce-adds";
   if (splitKv)
     text += ", split-KV decode kernels";
+  if (scalarFallback)
+    text += ", scalar fallback kernels";
   return text;
 }
 

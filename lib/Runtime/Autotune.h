@@ -50,19 +50,25 @@ struct TileConfig {
   /// Not a tuned knob: run() sets it for the shapes that split, so it is
   /// never in the table or the tuning record.
   int64_t splitKv = 0;
+  /// 1: the program carries the scalar fallback kernels
+  /// (CompileOptions::scalarFallback). Not a tuned knob either: run() sets
+  /// it, on the compiler's tiles, for operands the tensor cores refuse.
+  int64_t scalarFallback = 0;
 
   auto fields() const {
     return std::tie(blockN, warps, kvStages, sharedBytes, wgmmaGroups,
-                    gridSection, dqAtomics, splitKv);
+                    gridSection, dqAtomics, splitKv, scalarFallback);
   }
   bool operator==(const TileConfig &other) const {
     return fields() == other.fields();
   }
   bool operator!=(const TileConfig &other) const { return !(*this == other); }
-  /// Whether the tiles are the compiler's own (whatever splitKv says).
+  /// Whether the tiles are the compiler's own (whatever splitKv and
+  /// scalarFallback say).
   bool defaultTiles() const {
     TileConfig tiles = *this;
     tiles.splitKv = 0;
+    tiles.scalarFallback = 0;
     return tiles == TileConfig();
   }
   bool operator<(const TileConfig &other) const {

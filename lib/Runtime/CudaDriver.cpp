@@ -451,6 +451,17 @@ extern "C" int32_t faMultiprocessorCount() {
   return count;
 }
 
+/// Reached by a program compiled without the scalar fallback kernels
+/// (CompileOptions::scalarFallback) on operands that need them: the call
+/// fails instead of leaving its outputs unwritten. Program::run sends such
+/// operands to a program with them, so this is fa's bug, not the caller's.
+extern "C" void faScalarFallbackMissing() {
+  if (pendingError().empty())
+    pendingError() = "internal error: operands the tensor-core kernels do "
+                     "not take reached a program compiled without the "
+                     "scalar fallback kernels";
+}
+
 extern "C" void *faMgpuStreamCreate() {
   if (callerStream.set)
     return callerStream.stream;
@@ -677,6 +688,7 @@ llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
   add("mgpuMemFree", &faMgpuMemFree);
   add("faTensorMapEncode", &faTensorMapEncode);
   add("faMultiprocessorCount", &faMultiprocessorCount);
+  add("faScalarFallbackMissing", &faScalarFallbackMissing);
   return symbols;
 }
 

@@ -174,6 +174,12 @@ struct Program::Impl {
               const std::vector<Tensor> &args, std::string &error,
               std::optional<std::uintptr_t> stream);
 
+  /// The config of a GPU call whose operands the tensor-core kernels do
+  /// not take, where this program lacks the scalar fallback kernels: the
+  /// compiler's tiles with them (tuning has nothing to choose there). None
+  /// for every other call.
+  std::optional<TileConfig>
+  fallbackConfig(func::FuncOp fn, const std::vector<Tensor> &args) const;
   /// Says once per kernel, entry, head dim and reason on stderr when the
   /// GPU program will run these operands on its scalar loops.
   void logScalarFallback(const std::string &kernelName, Entry entry,
@@ -413,6 +419,7 @@ static void buildPipeline(PassManager &pm, bool gpu, const std::string &arch,
     gpuOptions.deterministic = options.deterministic;
     gpuOptions.dqAtomics = options.dqAtomics;
     gpuOptions.splitKv = options.splitKv;
+    gpuOptions.scalarFallback = options.scalarFallback;
     gpuOptions.tensorCoreSharedBytes = options.mmaSharedBytes;
     gpuOptions.tensorCoreKvStages = options.mmaKvStages;
     gpuOptions.tensorCoreGeneration = options.mmaGeneration;
@@ -490,9 +497,10 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
       std::to_string(options.mmaKvStages) + (options.allowTf32 ? " tf32" : "") +
       (options.deterministic ? " deterministic" : "") +
       (options.dqAtomics ? " dq-atomics" : "") +
-      (options.splitKv ? " split-kv" : "") + " gen " + options.mmaGeneration +
-      " schedule " + options.wgmmaSchedule + " groups " +
-      std::to_string(options.wgmmaGroups) + " section " +
+      (options.splitKv ? " split-kv" : "") +
+      (options.scalarFallback ? " scalar-fallback" : "") + " gen " +
+      options.mmaGeneration + " schedule " + options.wgmmaSchedule +
+      " groups " + std::to_string(options.wgmmaGroups) + " section " +
       std::to_string(options.gridSection) + " entries " +
       entriesName(options.onlyEntry);
   // Cubins made by a ptxas are its release's machine code.
@@ -805,10 +813,13 @@ bool Program::run(const std::string &kernelName, Entry entry,
   // tuner's timing, or a launch.
   if (failure)
     *failure = RunFailure::Device;
-  if (impl->target == Target::GPU)
+  std::optional<TileConfig> config;
+  if (impl->target == Target::GPU) {
     impl->logScalarFallback(kernelName, entry, name, fn, args);
-  std::optional<TileConfig> config =
-      impl->chooseConfig(kernelName, entry, name, args, stream, error);
+    config = impl->fallbackConfig(fn, args);
+  }
+  if (!config)
+    config = impl->chooseConfig(kernelName, entry, name, args, stream, error);
   if (!config)
     return false;
   if (impl->target == Target::GPU && entry == Entry::Forward &&
@@ -831,12 +842,46 @@ bool Program::prepare(const std::string &kernelName, Entry entry,
   }
   if (!impl->validate(kernel, fn, name, args, error))
     return false;
+  std::optional<TileConfig> config;
+  if (impl->target == Target::GPU)
+    config = impl->fallbackConfig(fn, args);
   // Measuring needs the caller's data: that waits for run().
-  if (impl->options.tuning == CompileOptions::Tuning::Measure)
+  if (!config && impl->options.tuning == CompileOptions::Tuning::Measure)
     return true;
-  std::optional<TileConfig> config =
-      impl->chooseConfig(kernelName, entry, name, args, std::nullopt, error);
+  if (!config)
+    config =
+        impl->chooseConfig(kernelName, entry, name, args, std::nullopt, error);
   return config && impl->withConfig(*config, error);
+}
+
+/// The tensor-core dispatch's operand test (TensorCoreEmitter::
+/// isVectorFriendly) on every [B, H, S, D] operand: unit stride on D, the
+/// other strides whole 16-byte chunks, a 16-byte aligned start. It checks
+/// at least the operands the dispatch does, so a layout it passes takes
+/// the kernels.
+static bool layoutSuitsKernels(const std::vector<Tensor> &args, int64_t bytes) {
+  for (const Tensor &t : args) {
+    if (t.sizes.size() != 4)
+      continue;
+    if (t.strides[3] != 1 || reinterpret_cast<std::uintptr_t>(t.data) % 16 != 0)
+      return false;
+    for (int d = 0; d < 3; ++d)
+      if ((t.strides[d] * bytes) % 16 != 0)
+        return false;
+  }
+  return true;
+}
+
+std::optional<TileConfig>
+Program::Impl::fallbackConfig(func::FuncOp fn,
+                              const std::vector<Tensor> &args) const {
+  if (options.scalarFallback ||
+      !isa<AttentionOp, AttentionGradOp>(KernelOp::getComputeOp(fn)) ||
+      layoutSuitsKernels(args, dtypeSize(dtype)))
+    return std::nullopt;
+  TileConfig config;
+  config.scalarFallback = 1;
+  return config;
 }
 
 void Program::Impl::logScalarFallback(const std::string &kernelName,
@@ -846,21 +891,11 @@ void Program::Impl::logScalarFallback(const std::string &kernelName,
                                       const std::vector<Tensor> &args) {
   if (!isa<AttentionOp, AttentionGradOp>(KernelOp::getComputeOp(fn)))
     return;
-  // The dispatch's operand test (TensorCoreEmitter::isVectorFriendly) on
-  // every [B, H, S, D] operand.
   int64_t bytes = dtypeSize(dtype);
-  bool layoutOk = true;
-  for (const Tensor &t : args) {
-    if (t.sizes.size() != 4)
-      continue;
-    layoutOk = layoutOk && t.strides[3] == 1 &&
-               reinterpret_cast<std::uintptr_t>(t.data) % 16 == 0;
-    for (int d = 0; d < 3; ++d)
-      layoutOk = layoutOk && (t.strides[d] * bytes) % 16 == 0;
-  }
   int64_t headDim = args[0].sizes[3];
   const char *reason = tensor_core::scalarFallbackReason(
-      entry == Entry::Backward, bytes, headDim, runsWgmma(), layoutOk);
+      entry == Entry::Backward, bytes, headDim, runsWgmma(),
+      layoutSuitsKernels(args, bytes));
   if (!reason)
     return;
   std::string line = "fa: note: kernel '" + kernelName + "' " + entryName +
@@ -879,7 +914,10 @@ CompileOptions Program::Impl::optionsFor(const TileConfig &config) const {
   tuned.tuning = CompileOptions::Tuning::Off;
   if (config.splitKv)
     tuned.splitKv = true;
-  // The compiler's own tiles, with the split-KV kernels beside them.
+  if (config.scalarFallback)
+    tuned.scalarFallback = true;
+  // The compiler's own tiles, with the split-KV or fallback kernels beside
+  // them.
   if (config.defaultTiles())
     return tuned;
   tuned.mmaBlockN = config.blockN;
@@ -1181,8 +1219,11 @@ bool compileForExport(const std::string &specText,
                       ExportedSpec &exported, std::string &error) {
   MLIRContext context(registry(), MLIRContext::Threading::DISABLED);
   initContext(context);
+  // An export's entries take any layout: nothing recompiles them.
+  CompileOptions exportOptions = options;
+  exportOptions.scalarFallback = true;
   OwningOpRef<ModuleOp> module =
-      lowerForArch(context, specText, bufferName, options, arch,
+      lowerForArch(context, specText, bufferName, exportOptions, arch,
                    &exported.entries, error);
   if (!module)
     return false;

@@ -93,6 +93,54 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
       else
         specialiseBackward(fn, *variant, element);
     }
+    settleLayoutFallbacks();
+  }
+
+  /// Marks a dispatch's scf.if whose condition comes down to the operands'
+  /// layout (the spec fixes D and a kernel takes it): its else branch runs
+  /// only for layouts the kernels refuse.
+  static constexpr StringLiteral kLayoutFallbackAttr = "fa.layout_fallback";
+
+  /// The head dim `d` (a memref.dim) has where the spec fixes it.
+  static std::optional<int64_t> staticHeadDim(Value d) {
+    auto dim = d.getDefiningOp<memref::DimOp>();
+    if (!dim)
+      return std::nullopt;
+    std::optional<int64_t> index = dim.getConstantIndex();
+    if (!index)
+      return std::nullopt;
+    int64_t size =
+        cast<MemRefType>(dim.getSource().getType()).getDimSize(*index);
+    if (ShapedType::isDynamic(size))
+      return std::nullopt;
+    return size;
+  }
+
+  /// Without scalar-fallback, the else branch of each marked dispatch
+  /// records an error instead of holding the scalar loops: a JIT runs
+  /// those layouts on a program compiled with them (Program::run), so
+  /// that every other call's compile skips them. Inner dispatches come
+  /// first (a post-order walk), before an outer branch takes them along.
+  void settleLayoutFallbacks() {
+    SmallVector<scf::IfOp> marked;
+    getOperation().walk([&](scf::IfOp ifOp) {
+      if (ifOp->removeAttr(kLayoutFallbackAttr))
+        marked.push_back(ifOp);
+    });
+    if (scalarFallback)
+      return;
+    for (scf::IfOp ifOp : marked) {
+      Block *fallback = ifOp.elseBlock();
+      // Last op first: its operands' definers outlive their uses.
+      while (Operation *op = fallback->getTerminator()->getPrevNode())
+        op->erase();
+      OpBuilder b = OpBuilder::atBlockTerminator(fallback);
+      func::CallOp::create(
+          b, ifOp.getLoc(),
+          tensor_core::runtimeFunction(b, "faScalarFallbackMissing",
+                                       b.getFunctionType({}, {})),
+          ValueRange());
+    }
   }
 
   /// Emits one kernel for a head dim and shape where `b` stands.
@@ -109,10 +157,12 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// else <the ops>` over `headDims`, built at `first`. Kernels are named
   /// <prefix>_d<D>; head dims `plan` gives no shape keep the ops.
   /// Returns the block that ends up holding [first, last) (the chain's
-  /// fallback), or null where no head dim fits and nothing moved.
+  /// fallback), or null where no head dim fits and nothing moved. Unless
+  /// `layoutOk` is more than the layout (`onlyLayout` false), a fallback
+  /// beside the spec's fixed D is marked (kLayoutFallbackAttr).
   Block *dispatch(Operation *first, Operation *last, Value layoutOk, Value d,
                   Type element, StringRef prefix, ArrayRef<int64_t> headDims,
-                  PlanKernel plan, EmitKernel emit) {
+                  PlanKernel plan, EmitKernel emit, bool onlyLayout = true) {
     ImplicitLocOpBuilder b(first->getLoc(), first);
     Block *block = first->getBlock();
     Block *fallback = nullptr;
@@ -120,14 +170,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     // Where the spec fixes D (the JIT's specs do), only its kernel is
     // built: the others' branches would fold away, after costing their
     // emission and canonicalization.
-    std::optional<int64_t> staticD;
-    if (auto dim = d.getDefiningOp<memref::DimOp>())
-      if (std::optional<int64_t> index = dim.getConstantIndex()) {
-        int64_t size =
-            cast<MemRefType>(dim.getSource().getType()).getDimSize(*index);
-        if (!ShapedType::isDynamic(size))
-          staticD = size;
-      }
+    std::optional<int64_t> staticD = staticHeadDim(d);
     for (int64_t headDim : headDims) {
       if (staticD && headDim != *staticD)
         continue;
@@ -139,6 +182,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
           arith::CmpIOp::create(b, arith::CmpIPredicate::eq, d,
                                 arith::ConstantIndexOp::create(b, headDim)));
       auto ifOp = scf::IfOp::create(b, here, /*withElseRegion=*/true);
+      if (staticD && onlyLayout)
+        ifOp->setAttr(kLayoutFallbackAttr, b.getUnitAttr());
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(ifOp.thenBlock());
@@ -334,7 +379,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                                  name, (name + "_merge").str());
           memref::DeallocOp::create(b, partialO);
           memref::DeallocOp::create(b, partialLse);
-        });
+        },
+        /*onlyLayout=*/false);
   }
 
   /// The whole forward body becomes the fallback of the kernels.
@@ -414,7 +460,11 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                                           wgmmaSchedule == "pipelined",
                                           variant, args, name);
           });
-      if (headDims.size() == std::size(tensor_core::kWgmmaHeadDims))
+      // Where the wgmma kernel took every head dim, or the spec's fixed
+      // one, an mma.sync kernel in its fallback would never run.
+      std::optional<int64_t> fixedD = staticHeadDim(d);
+      if (headDims.size() == std::size(tensor_core::kWgmmaHeadDims) ||
+          (rest && fixedD && llvm::is_contained(headDims, *fixedD)))
         return;
       if (rest) {
         first = &rest->front();
@@ -450,6 +500,10 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     Value ok = arith::AndIOp::create(
         b, layoutCheck(rowDotLoop, element, {o, args.dO}), wholeChunks);
     auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/true);
+    // Where the spec fixes D in whole chunks, `ok` is the layout's alone.
+    if (std::optional<int64_t> fixedD = staticHeadDim(d);
+        fixedD && *fixedD % chunk == 0)
+      ifOp->setAttr(kLayoutFallbackAttr, b.getUnitAttr());
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());

@@ -62,6 +62,38 @@ def check_against_float64(q, k, v, sinks, variant, tol):
         assert rel(x.grad, r.grad) < tol
 
 
+@pytest.mark.skipif("cuda" not in DEVICES, reason="needs fa's GPU path")
+def test_a_layout_the_tensor_cores_refuse_takes_a_program_with_the_fallback(
+        caplog):
+    """fa's GPU programs carry no scalar loops beside the tensor-core
+    kernels of their head dim: a call whose operands start off a 16-byte
+    boundary runs on a program compiled with them, and calls of either
+    layout, in either order, give float64's answer forward and backward."""
+    import logging
+    torch.manual_seed(5)
+    shape_q, shape_kv = (2, 8, 77, 64), (2, 2, 93, 64)
+
+    def operand(shape, offset):
+        base = torch.randn(math.prod(shape) + offset, device="cuda",
+                           dtype=torch.bfloat16)
+        return base[offset:].view(shape).detach().requires_grad_()
+
+    sinks = torch.randn(8, device="cuda", requires_grad=True)
+    variant = dict(causal=True, window=40)
+    fa.clear_cache()
+    with caplog.at_level(logging.INFO, logger="fa"):
+        for offset in (1, 0, 3, 0):
+            q, k, v = (operand(shape_q, offset), operand(shape_kv, offset),
+                       operand(shape_kv, offset))
+            assert (q.data_ptr() % 16 == 0) == (offset == 0)
+            sinks.grad = None
+            check_against_float64(q, k, v, sinks, variant,
+                                  TOL[torch.bfloat16])
+    notes = [r.getMessage() for r in caplog.records
+             if "runs the scalar GPU loops" in r.getMessage()]
+    assert notes and all("16-byte aligned" in n for n in notes)
+
+
 VARIANTS = [dict(), dict(causal=True), dict(causal=True, window=9),
             dict(causal=True, window=16, sink_tokens=4)]
 

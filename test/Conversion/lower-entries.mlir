@@ -1,11 +1,15 @@
 // A JIT builds only what is called: `entries=forward` lowers the forward
 // alone (no backward kernel, no backward host entry), `entries=backward`
 // the backward alone, and a spec whose D is fixed builds that head dim's
-// tensor-core kernels only (plus the scalar kernel for operands they do not
-// take), not the seven every dynamic-D module holds.
+// tensor-core kernels only, not the seven every dynamic-D module holds:
+// with the scalar kernels for operands they do not take by default (an
+// export's), without them under `scalar-fallback=false` (the JIT's, which
+// compiles a program with them for such operands).
 // RUN: fa-opt %s --fa-lower-to-gpu="chip=sm_90a entries=forward" | FileCheck %s --check-prefix=FWD
 // RUN: fa-opt %s --fa-lower-to-gpu="chip=sm_90a entries=backward" | FileCheck %s --check-prefix=BWD
 // RUN: fa-opt %s --fa-lower-to-cpu="entries=forward" | FileCheck %s --check-prefix=CPU
+// RUN: fa-opt %s --fa-lower-to-gpu="chip=sm_90a" | FileCheck %s --check-prefix=ALL
+// RUN: fa-opt %s --fa-lower-to-gpu="chip=sm_90a scalar-fallback=false" | FileCheck %s --check-prefix=JIT
 // RUN: not fa-opt %s --fa-tile="entries=both" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // FWD-NOT: attention_backward
@@ -27,6 +31,26 @@
 // CPU-NOT: attention_backward
 // CPU: llvm.func @_mlir_ciface_attention_forward
 // CPU-NOT: attention_backward
+
+// ALL: gpu.binary @attention_forward_wgmma_d128
+// ALL: gpu.binary @attention_forward_kernel
+// ALL: gpu.binary @attention_backward_row_dot
+// ALL: gpu.binary @attention_backward_kernel
+// ALL: gpu.binary @attention_backward_wgmma_dk_dv_d128
+// ALL: gpu.binary @attention_backward_kernel_0
+// ALL: gpu.binary @attention_backward_wgmma_dq_d128
+// ALL: gpu.binary @attention_backward_kernel_1
+
+// JIT: llvm.call @faScalarFallbackMissing()
+// JIT-NOT: gpu.binary @attention_{{forward|backward}}_kernel
+// JIT: gpu.binary @attention_forward_wgmma_d128
+// JIT-NOT: gpu.binary @attention_{{forward|backward}}_kernel
+// JIT: gpu.binary @attention_backward_row_dot
+// JIT-NOT: gpu.binary @attention_{{forward|backward}}_kernel
+// JIT: gpu.binary @attention_backward_wgmma_dk_dv_d128
+// JIT-NOT: gpu.binary @attention_{{forward|backward}}_kernel
+// JIT: gpu.binary @attention_backward_wgmma_dq_d128
+// JIT-NOT: gpu.binary @attention_{{forward|backward}}_kernel
 
 // BAD: error: fa-tile: entries must be all, forward or backward, got 'both'
 

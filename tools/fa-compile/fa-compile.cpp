@@ -72,6 +72,13 @@ static cl::opt<bool> splitKv(
     cl::desc("forwards carry the split-KV kernels for decode shapes (few "
              "query blocks, many keys); on by default"),
     cl::init(true));
+static cl::opt<bool> scalarFallback(
+    cl::cat(faCompileCategory), "scalar-fallback",
+    cl::desc("--emit ptx: the scalar loops beside the tensor-core kernels "
+             "of a fixed head dim, for layouts they do not take (exports "
+             "always carry them; the JIT compiles them when such a layout "
+             "comes); on by default"),
+    cl::init(true));
 static cl::opt<std::string> outputPath(cl::cat(faCompileCategory), "o",
                                        cl::desc("output file or directory"),
                                        cl::init("-"));
@@ -240,6 +247,7 @@ int main(int argc, char **argv) {
   options.deterministic = deterministic;
   options.dqAtomics = dqAtomics;
   options.splitKv = splitKv;
+  options.scalarFallback = scalarFallback;
   auto file = MemoryBuffer::getFile(specPath);
   if (!file)
     return fail("cannot read '" + specPath + "': " +

@@ -76,6 +76,12 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("forwards carry the split-KV kernels for decode "
                      "shapes"),
       llvm::cl::init(false)};
+  Option<bool> scalarFallback{
+      *this, "scalar-fallback",
+      llvm::cl::desc("the scalar loops stay beside kernels that take the "
+                     "spec's fixed head dim, for layouts the kernels do not "
+                     "take (off: an error at run time there)"),
+      llvm::cl::init(true)};
   Option<std::string> tensorCoreGeneration{
       *this, "tensor-core-generation",
       llvm::cl::desc("MMA generation of the tensor-core kernels: auto (wgmma "

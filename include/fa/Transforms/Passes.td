@@ -191,7 +191,13 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     Option<"splitKv", "split-kv", "bool", "false",
            "forwards: the split-KV kernels for decode shapes in front of the "
            "others (`<entry>_split_kv_d<D>` and its merge), taken where "
-           "the query blocks leave SMs idle">
+           "the query blocks leave SMs idle">,
+    Option<"scalarFallback", "scalar-fallback", "bool", "true",
+           "keep fa-tile's scalar loops as the fallback of kernels that "
+           "take the spec's fixed head dim, for operands whose layout the "
+           "kernels do not take; off, such a fallback instead records an "
+           "error at run time (faScalarFallbackMissing), and the caller "
+           "runs those operands on a program compiled with it">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
     "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",
