@@ -91,6 +91,7 @@ void fa::buildGpuPipeline(OpPassManager &pm,
       tensorCore.kvStages = options.tensorCoreKvStages;
   }
   tensorCore.wgmmaSchedule = options.wgmmaSchedule;
+  tensorCore.branchedTiles = options.branchedTiles;
   if (options.wgmmaGroups > 0)
     tensorCore.wgmmaGroups = options.wgmmaGroups;
   tensorCore.gridSection = options.gridSection;

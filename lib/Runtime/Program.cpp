@@ -424,6 +424,7 @@ static void buildPipeline(PassManager &pm, bool gpu, const std::string &arch,
     gpuOptions.tensorCoreKvStages = options.mmaKvStages;
     gpuOptions.tensorCoreGeneration = options.mmaGeneration;
     gpuOptions.wgmmaSchedule = options.wgmmaSchedule;
+    gpuOptions.branchedTiles = options.branchedTiles;
     gpuOptions.wgmmaGroups = options.wgmmaGroups;
     gpuOptions.gridSection = options.gridSection;
     gpuOptions.chip = arch;
@@ -450,8 +451,14 @@ static const std::string &hostCpuFeatures() {
 
 std::unique_ptr<Program> Program::compile(const std::string &specText,
                                           const std::string &bufferName,
-                                          const CompileOptions &options,
+                                          const CompileOptions &requested,
                                           std::string &error) {
+  // FA_BRANCHED_TILES=1 (or 0) sets CompileOptions::branchedTiles for every
+  // program, so that whole suites and benchmarks compare both forms.
+  CompileOptions options = requested;
+  if (const char *branched = std::getenv("FA_BRANCHED_TILES");
+      branched && (branched[0] == '0' || branched[0] == '1') && !branched[1])
+    options.branchedTiles = branched[0] == '1';
   using Clock = std::chrono::steady_clock;
   auto seconds = [](Clock::time_point since) {
     return std::chrono::duration<double>(Clock::now() - since).count();
@@ -500,7 +507,8 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
       (options.splitKv ? " split-kv" : "") +
       (options.scalarFallback ? " scalar-fallback" : "") + " gen " +
       options.mmaGeneration + " schedule " + options.wgmmaSchedule +
-      " groups " + std::to_string(options.wgmmaGroups) + " section " +
+      (options.branchedTiles ? " branched" : "") + " groups " +
+      std::to_string(options.wgmmaGroups) + " section " +
       std::to_string(options.gridSection) + " entries " +
       entriesName(options.onlyEntry);
   // Cubins made by a ptxas are its release's machine code.

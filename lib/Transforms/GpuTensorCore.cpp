@@ -184,6 +184,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
       auto ifOp = scf::IfOp::create(b, here, /*withElseRegion=*/true);
       if (staticD && onlyLayout)
         ifOp->setAttr(kLayoutFallbackAttr, b.getUnitAttr());
+      shape->branchedTiles = branchedTiles;
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(ifOp.thenBlock());

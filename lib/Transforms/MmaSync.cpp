@@ -421,11 +421,10 @@ private:
         b.setInsertionPointToStart(nonEmpty.thenBlock());
         loadTile(args.k, keys, p.lo, dims.sk, kvHead, &dims, args.kNew);
       }
-      phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockN,
-            [&](Value n0, bool masked) {
-              emitTile(variant, args, dims, state, scaleLog2, rowOf, n0,
-                       masked ? p.keyHi : Value(), p.hi);
-            });
+      phaseTiles(p, blockN, [&](Value n0, bool masked, Value maskWhen) {
+        emitTile(variant, args, dims, state, scaleLog2, rowOf, n0,
+                 masked ? p.keyHi : Value(), maskWhen, p.hi);
+      });
     }
 
     if (!split) {
@@ -562,12 +561,13 @@ private:
   }
 
   /// S = Q K^T against the key tile at n0 held in `keyTile` (masked when
-  /// `keyHi` is set) and the online-softmax step: returns P in the S
-  /// registers, with O and the row statistics rescaled.
+  /// `keyHi` is set, where `maskWhen` holds when that is set) and the
+  /// online-softmax step: returns P in the S registers, with O and the row
+  /// statistics rescaled.
   SmallVector<SmallVector<Value, 4>>
   softmaxTile(const Variant &variant, const Dims &dims, const State &state,
               Value scaleLog2, ArrayRef<Value> rowOf, Value n0, Value keyHi,
-              Value keyTile) {
+              Value maskWhen, Value keyTile) {
     // S = Q K^T: blockN / 8 accumulator tiles of 16 x 8.
     int64_t nTiles = blockN / 8;
     SmallVector<SmallVector<Value, 4>> s = zeroTiles(nTiles);
@@ -577,7 +577,8 @@ private:
     else
       mmaRows(qFrag, keyTile, blockN, s);
 
-    onlineSoftmax(variant, dims, state, scaleLog2, rowOf, n0, keyHi, s);
+    onlineSoftmax(variant, dims, state, scaleLog2, rowOf, n0, keyHi, s,
+                  /*deferredAlpha=*/nullptr, maskWhen);
     return s;
   }
 
@@ -615,29 +616,30 @@ private:
     };
     copyKeysAndValues(p.lo, idx(0));
     copyKeysAndValues(add(p.lo, idx(blockN)), idx(1));
-    phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockN,
-          [&](Value n0, bool masked) {
-            Value slot = remi(divi(sub(n0, p.lo), blockN), 2);
-            NVVM::CpAsyncWaitGroupOp::create(b, 1);
-            gpu::BarrierOp::create(b); // tile n0 landed for every warp
-            SmallVector<SmallVector<Value, 4>> s =
-                softmaxTile(variant, dims, state, scaleLog2, rowOf, n0,
-                            masked ? p.keyHi : Value(), slotOf(keys, slot));
-            mmaCols(s, slotOf(values, slot), blockN, state.out);
-            gpu::BarrierOp::create(b); // every warp is done with the slot
-            copyKeysAndValues(add(n0, idx(2 * blockN)), slot);
-          });
+    phaseTiles(p, blockN, [&](Value n0, bool masked, Value maskWhen) {
+      Value slot = remi(divi(sub(n0, p.lo), blockN), 2);
+      NVVM::CpAsyncWaitGroupOp::create(b, 1);
+      gpu::BarrierOp::create(b); // tile n0 landed for every warp
+      SmallVector<SmallVector<Value, 4>> s =
+          softmaxTile(variant, dims, state, scaleLog2, rowOf, n0,
+                      masked ? p.keyHi : Value(), maskWhen, slotOf(keys, slot));
+      mmaCols(s, slotOf(values, slot), blockN, state.out);
+      gpu::BarrierOp::create(b); // every warp is done with the slot
+      copyKeysAndValues(add(n0, idx(2 * blockN)), slot);
+    });
   }
 
   /// One key tile [n0, n0 + blockN): K is in (or arriving in) `keys`.
-  /// `keyHi` is set on boundary tiles, whose scores are predicated.
+  /// `keyHi` is set on boundary tiles, whose scores are predicated (where
+  /// `maskWhen` holds, when that is set).
   void emitTile(const Variant &variant, const ForwardArgs &args,
                 const Dims &dims, const State &state, Value scaleLog2,
-                ArrayRef<Value> rowOf, Value n0, Value keyHi, Value phaseHi) {
+                ArrayRef<Value> rowOf, Value n0, Value keyHi, Value maskWhen,
+                Value phaseHi) {
     waitTiles(); // K(n0) landed; every warp is done with V of the last tile
     loadTile(args.v, values, n0, dims.sk, kvHead, &dims, args.vNew);
     SmallVector<SmallVector<Value, 4>> s = softmaxTile(
-        variant, dims, state, scaleLog2, rowOf, n0, keyHi, keys);
+        variant, dims, state, scaleLog2, rowOf, n0, keyHi, maskWhen, keys);
     waitTiles(); // V(n0) landed; every warp is done with K(n0)
     Value next = add(n0, idx(blockN));
     auto more =
@@ -652,7 +654,6 @@ private:
     // O += P V, P taken from the S registers.
     mmaCols(s, values, blockN, state.out);
   }
-
 
   void emitDkDvBody(const Variant &variant, const GradArgs &args,
                     const Dims &dims, gpu::LaunchOp launch,

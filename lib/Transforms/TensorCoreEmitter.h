@@ -57,6 +57,9 @@ struct KernelShape {
   /// (batch, head) pairs whose query tiles a forward grid interleaves
   /// (queryBlock).
   int64_t gridSection = kGridSectionPairs;
+  /// A phase's tiles in one loop, the edge tiles masked under a branch
+  /// (TileBuilder::branchedPhase), instead of three loops.
+  bool branchedTiles = false;
 };
 
 /// The runtime's function `name` (CudaDriver.cpp, fa_export_runtime.c) as
@@ -105,7 +108,7 @@ public:
       : TileBuilder(b, b.getF32Type(), shape.blockN), element(element),
         headDim(headDim), warps(shape.warps), queryRows(shape.queryRows),
         kvStages(shape.kvStages), gridSection(shape.gridSection),
-        splitF32(!allowTf32) {}
+        branchedTiles(shape.branchedTiles), splitF32(!allowTf32) {}
 
   /// Whether `memref` may take the fast path: unit stride on D, the other
   /// strides multiples of 16 bytes and a 16-byte aligned start (cp.async
@@ -158,8 +161,44 @@ protected:
   int64_t kvStages;
   /// (batch, head) pairs per section of a forward grid.
   int64_t gridSection;
+  /// Phases in one loop each (phaseTiles).
+  bool branchedTiles;
   /// f32 products as three tf32 MMAs on hi/lo halves (else one).
   bool splitF32;
+
+  /// The tiles of phase `p` as TileBuilder::phase visits them, in three
+  /// loops, or with branchedTiles in one where `p` is branchable
+  /// (branchedPhase): `tile(start, masked, maskWhen)`, where a `masked`
+  /// tile's code masks, always when `maskWhen` is null, else where that i1
+  /// holds.
+  void phaseTiles(const TilePhase &p, int64_t block,
+                  llvm::function_ref<void(Value, bool, Value)> tile) {
+    if (branchedTiles && p.branchable)
+      branchedPhase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, block,
+                    [&](Value start, Value edge) { tile(start, true, edge); });
+    else
+      phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, block,
+            [&](Value start, bool masked) { tile(start, masked, Value()); });
+  }
+  /// `build(true)` where `maskWhen` holds and `build(false)` elsewhere,
+  /// as an scf.if yielding their `count` f32 values, or `build(masked)`
+  /// alone where there is nothing to decide. The branch holds no wgmma
+  /// accumulator in flight, so ptxas keeps the GEMMs asynchronous.
+  SmallVector<Value>
+  maskedOrNot(bool masked, Value maskWhen, int64_t count,
+              llvm::function_ref<SmallVector<Value>(bool)> build) {
+    if (!masked || !maskWhen)
+      return build(masked);
+    auto ifOp =
+        scf::IfOp::create(b, SmallVector<Type>(count, b.getF32Type()), maskWhen,
+                          /*withElseRegion=*/true);
+    for (bool inThen : {true, false}) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(inThen ? ifOp.thenBlock() : ifOp.elseBlock());
+      scf::YieldOp::create(b, build(inThen));
+    }
+    return SmallVector<Value>(ifOp.getResults());
+  }
   // Per-thread values, set up at the top of the kernel.
   Value tid, warp, lane, quadRank, quadTid, batchIdx, kvHead;
   /// This block's point of its launch's extents (launchBlocks).
@@ -394,7 +433,7 @@ protected:
                      MutableArrayRef<SmallVector<Value, 4>> s,
                      MutableArrayRef<SmallVector<Value, 4>> dp) {
     Value lastRow = sub(dims.sq, idx(1));
-    keyMajorGrads(variant, dims, m0, masked, keyOf, scaleLog2, s, dp,
+    keyMajorGrads(variant, dims, m0, masked, Value(), keyOf, scaleLog2, s, dp,
                   [&](Value column, int64_t) {
                     return rowStatistics(args, head, min(column, lastRow));
                   });
@@ -403,43 +442,82 @@ protected:
   /// `offset` + 2 t).
   using ColumnStatistics =
       llvm::function_ref<std::pair<Value, Value>(Value column, int64_t offset)>;
+  /// (`maskWhen`: as in TensorCoreEmitter::phaseTiles.)
   void keyMajorGrads(const Variant &variant, const Dims &dims, Value m0,
-                     bool masked, ArrayRef<Value> keyOf, Value scaleLog2,
-                     MutableArrayRef<SmallVector<Value, 4>> s,
+                     bool masked, Value maskWhen, ArrayRef<Value> keyOf,
+                     Value scaleLog2, MutableArrayRef<SmallVector<Value, 4>> s,
                      MutableArrayRef<SmallVector<Value, 4>> dp,
                      ColumnStatistics statisticsOf) {
-    for (int64_t nt = 0; nt < int64_t(s.size()); ++nt)
-      for (int64_t col = 0; col < 2; ++col) {
-        Value i = add(add(m0, idx(nt * 8 + col)), mul(quadTid, idx(2)));
-        auto [lse2, rowDot] = statisticsOf(i, nt * 8 + col);
-        for (int64_t half = 0; half < 2; ++half) {
-          int64_t e = 2 * half + col;
-          Value ok;
-          if (masked)
-            ok = arith::AndIOp::create(
-                b, allowed(variant, dims, i, keyOf[half]),
-                cmp(arith::CmpIPredicate::slt, i, dims.sq));
-          std::tie(s[nt][e], dp[nt][e]) = probAndGrad(
-              s[nt][e], dp[nt][e], scaleLog2, lse2, rowDot, ok);
-        }
+    int64_t nTiles = s.size();
+    auto column = [&](int64_t nt, int64_t col) {
+      return add(add(m0, idx(nt * 8 + col)), mul(quadTid, idx(2)));
+    };
+    // Under a branch each column's statistics are read once, before it;
+    // else where each column needs them, as few live at once as can be.
+    SmallVector<std::pair<Value, Value>> statistics;
+    if (masked && maskWhen)
+      for (int64_t nt = 0; nt < nTiles; ++nt)
+        for (int64_t col = 0; col < 2; ++col)
+          statistics.push_back(statisticsOf(column(nt, col), nt * 8 + col));
+    SmallVector<Value> grads =
+        maskedOrNot(masked, maskWhen, 2 * nTiles * 4, [&](bool maskHere) {
+          SmallVector<Value> out(2 * nTiles * 4);
+          for (int64_t nt = 0; nt < nTiles; ++nt)
+            for (int64_t col = 0; col < 2; ++col) {
+              Value i = column(nt, col);
+              auto [lse2, rowDot] = statistics.empty()
+                                        ? statisticsOf(i, nt * 8 + col)
+                                        : statistics[nt * 2 + col];
+              for (int64_t half = 0; half < 2; ++half) {
+                int64_t e = 2 * half + col;
+                Value ok;
+                if (maskHere)
+                  ok = arith::AndIOp::create(
+                      b, allowed(variant, dims, i, keyOf[half]),
+                      cmp(arith::CmpIPredicate::slt, i, dims.sq));
+                std::tie(out[nt * 4 + e], out[(nTiles + nt) * 4 + e]) =
+                    probAndGrad(s[nt][e], dp[nt][e], scaleLog2, lse2, rowDot,
+                                ok);
+              }
+            }
+          return out;
+        });
+    for (int64_t nt = 0; nt < nTiles; ++nt)
+      for (int64_t e = 0; e < 4; ++e) {
+        s[nt][e] = grads[nt * 4 + e];
+        dp[nt][e] = grads[(nTiles + nt) * 4 + e];
       }
   }
   /// The dQ kernels' step: P and dS in place of the S = Q K^T and dP =
   /// dO V^T accumulator tiles of rows `rowOf` (whose base-2 lse and D are
   /// `lse2` and `rowDot`) by the key tile at n0; `keyHi` is set on masked
-  /// tiles.
+  /// tiles (`maskWhen`: as in TensorCoreEmitter::phaseTiles).
   void queryMajorGrads(const Variant &variant, const Dims &dims,
                        ArrayRef<Value> rowOf, Value n0, Value keyHi,
                        ArrayRef<Value> lse2, ArrayRef<Value> rowDot,
                        Value scaleLog2,
                        MutableArrayRef<SmallVector<Value, 4>> s,
-                       MutableArrayRef<SmallVector<Value, 4>> dp) {
-    for (int64_t nt = 0; nt < int64_t(s.size()); ++nt)
+                       MutableArrayRef<SmallVector<Value, 4>> dp,
+                       Value maskWhen = Value()) {
+    int64_t nTiles = s.size();
+    SmallVector<Value> grads =
+        maskedOrNot(bool(keyHi), maskWhen, 2 * nTiles * 4, [&](bool maskHere) {
+          SmallVector<Value> out(2 * nTiles * 4);
+          for (int64_t nt = 0; nt < nTiles; ++nt)
+            for (int64_t e = 0; e < 4; ++e) {
+              Value ok =
+                  maskHere ? keyTileMask(variant, dims, rowOf, n0, nt, e, keyHi)
+                           : Value();
+              std::tie(out[nt * 4 + e], out[(nTiles + nt) * 4 + e]) =
+                  probAndGrad(s[nt][e], dp[nt][e], scaleLog2, lse2[e / 2],
+                              rowDot[e / 2], ok);
+            }
+          return out;
+        });
+    for (int64_t nt = 0; nt < nTiles; ++nt)
       for (int64_t e = 0; e < 4; ++e) {
-        Value ok = keyHi ? keyTileMask(variant, dims, rowOf, n0, nt, e, keyHi)
-                         : Value();
-        std::tie(s[nt][e], dp[nt][e]) = probAndGrad(
-            s[nt][e], dp[nt][e], scaleLog2, lse2[e / 2], rowDot[e / 2], ok);
+        s[nt][e] = grads[nt * 4 + e];
+        dp[nt][e] = grads[(nTiles + nt) * 4 + e];
       }
   }
 
@@ -778,25 +856,34 @@ protected:
   }
 
   /// The online-softmax step on the S accumulator tiles `s` of the key
-  /// tile at n0 (masked when `keyHi` is set): leaves P in `s`, with the row
-  /// statistics rescaled, and O too unless `deferredAlpha` is given: then
-  /// it receives each row's factor, for rescaleRow once O may be touched.
+  /// tile at n0 (masked when `keyHi` is set; with `maskWhen`, an i1, only
+  /// where it holds): leaves P in `s`, with the row statistics rescaled,
+  /// and O too unless `deferredAlpha` is given: then it receives each
+  /// row's factor, for rescaleRow once O may be touched.
   void onlineSoftmax(const Variant &variant, const Dims &dims,
-                     const State &state, Value scaleLog2,
-                     ArrayRef<Value> rowOf, Value n0, Value keyHi,
+                     const State &state, Value scaleLog2, ArrayRef<Value> rowOf,
+                     Value n0, Value keyHi,
                      MutableArrayRef<SmallVector<Value, 4>> s,
-                     std::array<Value, 2> *deferredAlpha = nullptr) {
+                     std::array<Value, 2> *deferredAlpha = nullptr,
+                     Value maskWhen = Value()) {
     int64_t nTiles = s.size();
     // The scale is positive (the verifier says so), so the row max commutes
     // with scaling: scores stay unscaled and exp2(s * scale - m) is one FMA
     // per element.
+    SmallVector<Value> scores =
+        maskedOrNot(bool(keyHi), maskWhen, nTiles * 4, [&](bool masked) {
+          SmallVector<Value> out;
+          for (int64_t nt = 0; nt < nTiles; ++nt)
+            for (int64_t e = 0; e < 4; ++e)
+              out.push_back(masked ? select(keyTileMask(variant, dims, rowOf,
+                                                        n0, nt, e, keyHi),
+                                            s[nt][e], negInf())
+                                   : s[nt][e]);
+          return out;
+        });
     for (int64_t nt = 0; nt < nTiles; ++nt)
-      for (int64_t e = 0; e < 4; ++e) {
-        if (keyHi)
-          s[nt][e] =
-              select(keyTileMask(variant, dims, rowOf, n0, nt, e, keyHi),
-                     s[nt][e], negInf());
-      }
+      for (int64_t e = 0; e < 4; ++e)
+        s[nt][e] = scores[nt * 4 + e];
 
     // Online softmax of rows g (e = 0, 1) and g + 8 (e = 2, 3).
     for (int64_t r = 0; r < 2; ++r) {

@@ -59,16 +59,26 @@ Value TileBuilder::reduce(Value ub, Value init,
   return forOp.getResult(0);
 }
 
+/// Where `phase` splits [lo, hi): the leading masked tiles end at
+/// `leadEnd` (the first tile boundary at or past innerLo), the unmasked
+/// ones at `midEnd` (the last whole tile before innerHi).
+static std::pair<Value, Value> phaseSplit(TileBuilder &t, Value lo, Value hi,
+                                          Value innerLo, Value innerHi,
+                                          int64_t block) {
+  Value zero = t.idx(0);
+  Value lead =
+      t.mul(t.ceilDiv(t.max(t.sub(innerLo, lo), zero), block), t.idx(block));
+  Value leadEnd = t.min(hi, t.add(lo, lead));
+  Value innerEnd = t.min(innerHi, hi);
+  Value full = t.mul(t.floorDiv(t.max(t.sub(innerEnd, leadEnd), zero), block),
+                     t.idx(block));
+  return {leadEnd, t.add(leadEnd, full)};
+}
+
 void TileBuilder::phase(StringRef name, Value lo, Value hi, Value innerLo,
                         Value innerHi, int64_t block,
                         llvm::function_ref<void(Value, bool)> tile) {
-  Value zero = idx(0);
-  Value lead = mul(ceilDiv(max(sub(innerLo, lo), zero), block), idx(block));
-  Value leadEnd = min(hi, add(lo, lead));
-  Value innerEnd = min(innerHi, hi);
-  Value full =
-      mul(floorDiv(max(sub(innerEnd, leadEnd), zero), block), idx(block));
-  Value midEnd = add(leadEnd, full);
+  auto [leadEnd, midEnd] = phaseSplit(*this, lo, hi, innerLo, innerHi, block);
   Value step = idx(block);
   auto tag = [&](scf::ForOp forOp, StringRef path) {
     forOp->setAttr("fa.tiles", b.getStringAttr(name + "." + path));
@@ -79,6 +89,20 @@ void TileBuilder::phase(StringRef name, Value lo, Value hi, Value innerLo,
       "unmasked");
   tag(loop(midEnd, hi, step, [&](Value start) { tile(start, true); }),
       "masked");
+}
+
+void TileBuilder::branchedPhase(StringRef name, Value lo, Value hi,
+                                Value innerLo, Value innerHi, int64_t block,
+                                llvm::function_ref<void(Value, Value)> tile) {
+  std::pair<Value, Value> split =
+      phaseSplit(*this, lo, hi, innerLo, innerHi, block);
+  Value leadEnd = split.first, midEnd = split.second;
+  scf::ForOp forOp = loop(lo, hi, idx(block), [&](Value start) {
+    tile(start,
+         arith::OrIOp::create(b, cmp(arith::CmpIPredicate::slt, start, leadEnd),
+                              cmp(arith::CmpIPredicate::sge, start, midEnd)));
+  });
+  forOp->setAttr("fa.tiles", b.getStringAttr(name + ".branched"));
 }
 
 SmallVector<Value, 3> TileBuilder::delinearize(Value linear,
@@ -253,7 +277,9 @@ TileBuilder::keyPhases(const Variant &v, const Dims &dims, Value m0,
     // block (they lie left of the first row's window edge, hence left of
     // every diagonal), so only a partial last tile needs a bound.
     Value sinkHi = min(add(first, idx(v.sinkTokens)), lo);
-    phases.push_back({{"sink_keys", first, sinkHi, first, sinkHi}, sinkHi});
+    phases.push_back(
+        {{"sink_keys", first, sinkHi, first, sinkHi, /*branchable=*/false},
+         sinkHi});
   }
   // Tiles wholly inside: right of the last row's window edge and left of
   // the first row's diagonal.

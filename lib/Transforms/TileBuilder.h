@@ -142,6 +142,15 @@ public:
   void phase(llvm::StringRef name, mlir::Value lo, mlir::Value hi,
              mlir::Value innerLo, mlir::Value innerHi, int64_t block,
              llvm::function_ref<void(mlir::Value, bool)> tile);
+  /// `phase`'s tiles in one loop, in the same order: `tile(start, edge)`
+  /// with `edge` an i1 that holds on the tiles `phase` runs masked. The
+  /// tile's code is emitted once instead of three times (twice where the
+  /// leading loop folds away), which halves a kernel's size and its ptxas
+  /// time, for a uniform branch per tile. The loop is tagged
+  /// `fa.tiles = "<name>.branched"`.
+  void branchedPhase(llvm::StringRef name, mlir::Value lo, mlir::Value hi,
+                     mlir::Value innerLo, mlir::Value innerHi, int64_t block,
+                     llvm::function_ref<void(mlir::Value, mlir::Value)> tile);
 
   //===--------------------------------------------------------------------===//
   // The mask.
@@ -214,6 +223,11 @@ public:
   struct TilePhase {
     llvm::StringRef name;
     mlir::Value lo, hi, innerLo, innerHi;
+    /// Whether a kernel may walk it in one loop (branchedPhase). Not the
+    /// sink phase: with it branched too, ptxas serialised the wgmma
+    /// forward's GEMMs for want of registers (C7511; bench/NOTES.md), and
+    /// it is a tile or two.
+    bool branchable = true;
   };
   /// A range of key tiles; keys at or past `keyHi` belong to no tile of
   /// this phase.

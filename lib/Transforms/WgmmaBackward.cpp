@@ -120,45 +120,45 @@ public:
                 waitBarrier(fixedLanded(at), idx(0));
                 loop(dims.group, [&](Value member) {
                   Value head = add(mul(kvHead, dims.group), member);
-                  phase(queries.name, queries.lo, queries.hi, queries.innerLo,
-                        queries.innerHi, queryRows, [&](Value m0, bool masked) {
-                          Value count = countOf(member, m0);
-                          Value slot = waitStreamed(at, count);
-                          Value qTile = stageAt(at, kQueries, slot);
-                          Value dOTile = stageAt(at, kGrads, slot);
-                          fence();
-                          Value sAcc = issueRowProduct(opaque(keys), blockN,
-                                                       qTile, queryRows,
-                                                       queryRows);
-                          Value dpAcc =
-                              issueRowProduct(opaque(values), blockN, dOTile,
-                                              queryRows, queryRows);
-                          commit();
-                          Value stats = shareRowStatistics(
-                              at, args, dims, group, count, head, m0);
-                          waitGroups(0);
-                          auto s = accumulatorTiles(sAcc, queryRows);
-                          auto dp = accumulatorTiles(dpAcc, queryRows);
-                          keyMajorGrads(
-                              variant, dims, m0, masked, keyOf, scaleLog2, s,
-                              dp, [&](Value, int64_t offset) {
-                                return sharedRowStatistics(stats, offset);
-                              });
-                          auto pRegs = registerOperand(s);
-                          auto dsRegs = registerOperand(dp);
-                          fence();
-                          issueRegisterProduct(pRegs, add(dOTile, partBytes),
-                                               queryRows, dv, partColumns());
-                          issueRegisterProduct(dsRegs, add(qTile, partBytes),
-                                               queryRows, dk, partColumns());
-                          commit();
-                          if (dqAccum)
-                            accumulateDq(at, dsRegs, count, group, head, m0,
-                                         maps[4]);
-                          waitGroups(0);
-                          release(at, kQueries, slot);
-                          release(at, kGrads, slot);
-                        });
+                  phaseTiles(
+                      queries, queryRows,
+                      [&](Value m0, bool masked, Value maskWhen) {
+                        Value count = countOf(member, m0);
+                        Value slot = waitStreamed(at, count);
+                        Value qTile = stageAt(at, kQueries, slot);
+                        Value dOTile = stageAt(at, kGrads, slot);
+                        fence();
+                        Value sAcc = issueRowProduct(
+                            opaque(keys), blockN, qTile, queryRows, queryRows);
+                        Value dpAcc =
+                            issueRowProduct(opaque(values), blockN, dOTile,
+                                            queryRows, queryRows);
+                        commit();
+                        Value stats = shareRowStatistics(at, args, dims, group,
+                                                         count, head, m0);
+                        waitGroups(0);
+                        auto s = accumulatorTiles(sAcc, queryRows);
+                        auto dp = accumulatorTiles(dpAcc, queryRows);
+                        keyMajorGrads(
+                            variant, dims, m0, masked, maskWhen, keyOf,
+                            scaleLog2, s, dp, [&](Value, int64_t offset) {
+                              return sharedRowStatistics(stats, offset);
+                            });
+                        auto pRegs = registerOperand(s);
+                        auto dsRegs = registerOperand(dp);
+                        fence();
+                        issueRegisterProduct(pRegs, add(dOTile, partBytes),
+                                             queryRows, dv, partColumns());
+                        issueRegisterProduct(dsRegs, add(qTile, partBytes),
+                                             queryRows, dk, partColumns());
+                        commit();
+                        if (dqAccum)
+                          accumulateDq(at, dsRegs, count, group, head, m0,
+                                       maps[4]);
+                        waitGroups(0);
+                        release(at, kQueries, slot);
+                        release(at, kGrads, slot);
+                      });
                 });
                 if (dqAccum)
                   onGroupLeader([&] {
@@ -214,33 +214,33 @@ public:
                 Value done = idx(0); // tiles of the earlier phases
                 for (const KeyPhase &p :
                      keyPhases(variant, dims, block.m0, block.rows)) {
-                  phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockN,
-                        [&](Value n0, bool masked) {
-                          Value slot = waitStreamed(
-                              at, add(done, divi(sub(n0, p.lo), blockN)));
-                          Value kTile = stageAt(at, kKeys, slot);
-                          Value vTile = stageAt(at, kValues, slot);
-                          fence();
-                          Value sAcc = issueRowProduct(queries, queryRows,
-                                                       kTile, blockN, blockN);
-                          Value dpAcc = issueRowProduct(grads, queryRows,
-                                                        vTile, blockN, blockN);
-                          commit();
-                          waitGroups(0);
-                          release(at, kValues, slot);
-                          auto s = accumulatorTiles(sAcc, blockN);
-                          auto dp = accumulatorTiles(dpAcc, blockN);
-                          queryMajorGrads(variant, dims, block.rowOf, n0,
-                                          masked ? p.keyHi : Value(),
-                                          stats.lse2, stats.rowDot, scaleLog2,
-                                          s, dp);
-                          auto dsRegs = registerOperand(dp);
-                          fence();
-                          issueRegisterProduct(dsRegs, kTile, blockN, dq);
-                          commit();
-                          waitGroups(0);
-                          release(at, kKeys, slot);
-                        });
+                  phaseTiles(
+                      p, blockN, [&](Value n0, bool masked, Value maskWhen) {
+                        Value slot = waitStreamed(
+                            at, add(done, divi(sub(n0, p.lo), blockN)));
+                        Value kTile = stageAt(at, kKeys, slot);
+                        Value vTile = stageAt(at, kValues, slot);
+                        fence();
+                        Value sAcc = issueRowProduct(queries, queryRows, kTile,
+                                                     blockN, blockN);
+                        Value dpAcc = issueRowProduct(grads, queryRows, vTile,
+                                                      blockN, blockN);
+                        commit();
+                        waitGroups(0);
+                        release(at, kValues, slot);
+                        auto s = accumulatorTiles(sAcc, blockN);
+                        auto dp = accumulatorTiles(dpAcc, blockN);
+                        queryMajorGrads(variant, dims, block.rowOf, n0,
+                                        masked ? p.keyHi : Value(), stats.lse2,
+                                        stats.rowDot, scaleLog2, s, dp,
+                                        maskWhen);
+                        auto dsRegs = registerOperand(dp);
+                        fence();
+                        issueRegisterProduct(dsRegs, kTile, blockN, dq);
+                        commit();
+                        waitGroups(0);
+                        release(at, kKeys, slot);
+                      });
                   done = add(done, tileCount(p.lo, p.hi, blockN));
                 }
                 storeRows(dq, {scale, scale}, args.dq, block.head,

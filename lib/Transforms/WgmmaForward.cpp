@@ -152,15 +152,14 @@ private:
                   queries, pBuffer, group, total,     pingPong};
     Value done = idx(0); // tiles of the earlier phases
     for (const KeyPhase &p : phases) {
-      phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockN,
-            [&](Value n0, bool masked) {
-              Value count = add(done, divi(sub(n0, p.lo), blockN));
-              Value keyHi = masked ? p.keyHi : Value();
-              if (pipelined)
-                pipelinedTile(step, n0, keyHi, count);
-              else
-                serialTile(step, n0, keyHi, count);
-            });
+      phaseTiles(p, blockN, [&](Value n0, bool masked, Value maskWhen) {
+        Value count = add(done, divi(sub(n0, p.lo), blockN));
+        Value keyHi = masked ? p.keyHi : Value();
+        if (pipelined)
+          pipelinedTile(step, n0, keyHi, maskWhen, count);
+        else
+          serialTile(step, n0, keyHi, maskWhen, count);
+      });
       done = add(done, tileCount(p.lo, p.hi, blockN));
     }
     // The last tile's P V.
@@ -190,8 +189,9 @@ private:
     bool pingPong;
   };
   /// The serial schedule's step on the block's tile `count`, at key n0
-  /// (masked below `keyHi` when set).
-  void serialTile(const TileStep &step, Value n0, Value keyHi, Value count) {
+  /// (masked below `keyHi` when set, where `maskWhen` holds when set).
+  void serialTile(const TileStep &step, Value n0, Value keyHi, Value maskWhen,
+                  Value count) {
     const SharedLayout &at = step.at;
     auto [slot, parity] = stageOf(count);
     waitBarrier(stageBarrier(at, kKeys, StageEvent::Landed, slot), parity);
@@ -200,7 +200,8 @@ private:
     release(at, kKeys, slot);
     SmallVector<SmallVector<Value, 4>> s = accumulatorTiles(scoreAcc, blockN);
     onlineSoftmax(step.variant, step.dims, step.state, step.scaleLog2,
-                  step.rowOf, n0, keyHi, s);
+                  step.rowOf, n0, keyHi, s, /*deferredAlpha=*/nullptr,
+                  maskWhen);
     storeP(s, step.pBuffer);
     waitBarrier(stageBarrier(at, kValues, StageEvent::Landed, slot), parity);
     issueValues(step.pBuffer, stageAt(at, kValues, slot), step.state.out);
@@ -208,10 +209,10 @@ private:
     release(at, kValues, slot);
   }
   /// The pipelined schedule's step on the block's tile `count` (t), at key
-  /// n0: S_t is issued, then tile t - 1's P V, and S_t's softmax runs
-  /// under that P V.
+  /// n0 (masked as in serialTile): S_t is issued, then tile t - 1's P V,
+  /// and S_t's softmax runs under that P V.
   void pipelinedTile(const TileStep &step, Value n0, Value keyHi,
-                     Value count) {
+                     Value maskWhen, Value count) {
     const SharedLayout &at = step.at;
     auto [slot, parity] = stageOf(count);
     Value later = cmp(arith::CmpIPredicate::ne, count, idx(0));
@@ -255,7 +256,7 @@ private:
     SmallVector<SmallVector<Value, 4>> s = accumulatorTiles(scoreAcc, blockN);
     std::array<Value, 2> alpha;
     onlineSoftmax(step.variant, step.dims, step.state, step.scaleLog2,
-                  step.rowOf, n0, keyHi, s, &alpha);
+                  step.rowOf, n0, keyHi, s, &alpha, maskWhen);
     storeP(s, step.pBuffer);
     waitGroups(0);
     {

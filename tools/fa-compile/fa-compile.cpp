@@ -79,6 +79,12 @@ static cl::opt<bool> scalarFallback(
              "always carry them; the JIT compiles them when such a layout "
              "comes); on by default"),
     cl::init(true));
+static cl::opt<bool> branchedTiles(
+    cl::cat(faCompileCategory), "branched-tiles",
+    cl::desc("the tensor-core forwards and the wgmma backward walk each "
+             "phase's tiles in one loop, masking the edge tiles under a "
+             "branch"),
+    cl::init(false));
 static cl::opt<std::string> outputPath(cl::cat(faCompileCategory), "o",
                                        cl::desc("output file or directory"),
                                        cl::init("-"));
@@ -248,6 +254,7 @@ int main(int argc, char **argv) {
   options.dqAtomics = dqAtomics;
   options.splitKv = splitKv;
   options.scalarFallback = scalarFallback;
+  options.branchedTiles = branchedTiles;
   auto file = MemoryBuffer::getFile(specPath);
   if (!file)
     return fail("cannot read '" + specPath + "': " +

@@ -95,6 +95,12 @@ static cl::opt<std::string> wgmmaSchedule(
     cl::desc("the wgmma forward's consumer schedule: pipelined (default: "
              "tile t's softmax under tile t-1's P V) or serial"),
     cl::init("pipelined"));
+static cl::opt<bool> branchedTiles(
+    cl::cat(faRunCategory), "branched-tiles",
+    cl::desc("the tensor-core forwards and the wgmma backward walk each "
+             "phase's tiles in one loop, masking the edge tiles under a "
+             "branch (about half the kernels' code and ptxas time)"),
+    cl::init(false));
 static cl::opt<int64_t> wgmmaGroups(
     cl::cat(faRunCategory), "wgmma-groups",
     cl::desc("the wgmma forward's consumer warpgroups per block, 64 query "
@@ -758,6 +764,7 @@ int main(int argc, char **argv) {
     die("--wgmma-schedule must be serial or pipelined, got '" +
         wgmmaSchedule + "'");
   options.wgmmaSchedule = wgmmaSchedule;
+  options.branchedTiles = branchedTiles;
   if (wgmmaGroups < 0 || wgmmaGroups > 3)
     die("--wgmma-groups must be 1 to 3 (0: the compiler's choice), got " +
         std::to_string(wgmmaGroups));

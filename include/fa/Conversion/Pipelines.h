@@ -87,6 +87,11 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("MMA generation of the tensor-core kernels: auto (wgmma "
                      "on sm_90a, else mma-sync), mma-sync or wgmma"),
       llvm::cl::init("auto")};
+  Option<bool> branchedTiles{
+      *this, "branched-tiles",
+      llvm::cl::desc("the tensor-core kernels' tiles in one loop per phase, "
+                     "the edge tiles masked under a branch"),
+      llvm::cl::init(false)};
   Option<std::string> wgmmaSchedule{
       *this, "wgmma-schedule",
       llvm::cl::desc("the wgmma forward's consumer schedule: pipelined "

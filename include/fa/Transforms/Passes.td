@@ -176,6 +176,12 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     Option<"wgmmaStages", "wgmma-stages", "int64_t", "0",
            "wgmma forward: K/V stages, 1 to 3 (0: 2, or 1 where two do not "
            "fit); fewer keys per tile where they would not fit">,
+    Option<"branchedTiles", "branched-tiles", "bool", "false",
+           "the forwards and the wgmma backward: one loop over each phase's "
+           "tiles, the edge tiles masked under a uniform branch, instead of "
+           "a loop each for the leading masked, unmasked and trailing "
+           "masked tiles (about half the kernels' code and ptxas time; "
+           "bench/NOTES.md)">,
     Option<"wgmmaSchedule", "wgmma-schedule", "std::string", "\"pipelined\"",
            "wgmma forward: the consumers' schedule, pipelined (the default: "
            "tile t's softmax under tile t-1's P V, the two consumer "
