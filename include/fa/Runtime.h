@@ -100,10 +100,11 @@ struct CompileOptions {
   /// under tile t - 1's P V, the consumers taking turns) or "serial" (each
   /// tile's softmax between its two GEMMs).
   std::string wgmmaSchedule = "pipelined";
-  /// The tensor-core forwards and the wgmma backward walk each phase's
-  /// tiles in one loop, masking the edge tiles under a uniform branch,
-  /// instead of a loop each for the leading masked, unmasked and trailing
-  /// masked tiles: about half the kernels' code and ptxas time.
+  /// The tensor-core forwards and the wgmma backward (and fa-tile's scalar
+  /// forward) walk each phase's tiles in one loop, masking the edge tiles
+  /// under a uniform branch, instead of a loop each for the leading masked,
+  /// unmasked and trailing masked tiles: about half the kernels' code and
+  /// ptxas time.
   bool branchedTiles = false;
   /// The wgmma forward's consumer warpgroups per block (64 query rows
   /// each), 1 to 3; 0: the compiler's choice.

@@ -21,6 +21,7 @@ void fa::buildCpuPipeline(OpPassManager &pm,
   tile.blockM = options.blockM;
   tile.blockN = options.blockN;
   tile.entries = options.entries;
+  tile.branchedTiles = options.branchedTiles;
   pm.addPass(createFATile(tile));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

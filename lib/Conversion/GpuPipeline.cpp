@@ -64,6 +64,7 @@ void fa::buildGpuPipeline(OpPassManager &pm,
   tile.blockN = options.blockN;
   tile.hoistScratch = false;
   tile.entries = options.entries;
+  tile.branchedTiles = options.branchedTiles;
   pm.addPass(createFATile(tile));
   // Forwards and backwards of the head dims it supports: tensor-core
   // kernels (tf32 for f32).

@@ -409,6 +409,7 @@ static void buildPipeline(PassManager &pm, bool gpu, const std::string &arch,
     if (options.blockN > 0)
       targetOptions.blockN = options.blockN;
     targetOptions.entries = entriesName(options.onlyEntry);
+    targetOptions.branchedTiles = options.branchedTiles;
   };
   if (gpu) {
     GpuPipelineOptions gpuOptions;
@@ -424,7 +425,6 @@ static void buildPipeline(PassManager &pm, bool gpu, const std::string &arch,
     gpuOptions.tensorCoreKvStages = options.mmaKvStages;
     gpuOptions.tensorCoreGeneration = options.mmaGeneration;
     gpuOptions.wgmmaSchedule = options.wgmmaSchedule;
-    gpuOptions.branchedTiles = options.branchedTiles;
     gpuOptions.wgmmaGroups = options.wgmmaGroups;
     gpuOptions.gridSection = options.gridSection;
     gpuOptions.chip = arch;

@@ -166,19 +166,10 @@ protected:
   /// f32 products as three tf32 MMAs on hi/lo halves (else one).
   bool splitF32;
 
-  /// The tiles of phase `p` as TileBuilder::phase visits them, in three
-  /// loops, or with branchedTiles in one where `p` is branchable
-  /// (branchedPhase): `tile(start, masked, maskWhen)`, where a `masked`
-  /// tile's code masks, always when `maskWhen` is null, else where that i1
-  /// holds.
+  /// TileBuilder::phaseTiles in this kernel's form (branchedTiles).
   void phaseTiles(const TilePhase &p, int64_t block,
                   llvm::function_ref<void(Value, bool, Value)> tile) {
-    if (branchedTiles && p.branchable)
-      branchedPhase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, block,
-                    [&](Value start, Value edge) { tile(start, true, edge); });
-    else
-      phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, block,
-            [&](Value start, bool masked) { tile(start, masked, Value()); });
+    TileBuilder::phaseTiles(p, block, branchedTiles, tile);
   }
   /// `build(true)` where `maskWhen` holds and `build(false)` elsewhere,
   /// as an scf.if yielding their `count` f32 values, or `build(masked)`

@@ -38,9 +38,9 @@ namespace {
 class TileEmitter : public TileBuilder {
 public:
   TileEmitter(ImplicitLocOpBuilder &b, Type accType, int64_t blockM,
-              int64_t blockN, bool hoistScratch)
+              int64_t blockN, bool hoistScratch, bool branchedTiles)
       : TileBuilder(b, accType, blockN), blockM(blockM),
-        hoistScratch(hoistScratch) {}
+        hoistScratch(hoistScratch), branchedTiles(branchedTiles) {}
 
   /// Loads `memref[indices]` converted to the accumulator type.
   Value load(Value memref, ValueRange indices) {
@@ -118,9 +118,10 @@ public:
     std::function<std::pair<Value, Value>()> init;
     std::function<void(Value, Value, Value)> storeOut; // (i, c, value)
     std::function<void(Value, Value)> storeLse;        // (i, lse) or null
-    /// Visits the key tiles of rows [m0, m0 + rows).
+    /// Visits the key tiles of rows [m0, m0 + rows): (n0, masked, keyHi,
+    /// maskWhen), as TileBuilder::keyTiles with `branched`.
     std::function<void(Value, Value,
-                       llvm::function_ref<void(Value, bool, Value)>)>
+                       llvm::function_ref<void(Value, bool, Value, Value)>)>
         keyTiles;
     /// Whether (i, j) survives the mask on a boundary tile.
     std::function<Value(Value, Value)> allowed;
@@ -147,45 +148,56 @@ public:
         memref::StoreOp::create(b, flt(0.0), sc.acc, ValueRange{r, c});
       });
     });
-    os.keyTiles(m0, rows, [&](Value n0, bool masked, Value keyHi) {
-      Value cols = masked ? min(idx(blockN), sub(keyHi, n0)) : idx(blockN);
-      loop(rows, [&](Value r) {
-        Value i = add(m0, r);
-        Value rowMax = reduce(cols, negInf(), [&](Value c, Value mx) {
-          Value j = add(n0, c);
-          Value s = os.score(i, j);
-          if (masked)
-            s = select(os.allowed(i, j), s, negInf());
-          memref::StoreOp::create(b, s, sc.s, c);
-          return fmax(mx, s);
-        });
-        Value mOld = memref::LoadOp::create(b, sc.m, r);
-        Value mNew = fmax(mOld, rowMax);
-        // A row with nothing visible yet keeps m = -inf; subtract 0 then so
-        // exp2(-inf - -inf) never makes a NaN.
-        Value isEmpty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
-                                              mNew, negInf());
-        Value mSafe = select(isEmpty, flt(0.0), mNew);
-        Value alpha = exp2(fsub(mOld, mSafe));
-        Value sum = reduce(cols, flt(0.0), [&](Value c, Value total) {
-          Value p = exp2(fsub(memref::LoadOp::create(b, sc.s, c), mSafe));
-          memref::StoreOp::create(b, p, sc.s, c);
-          return fadd(total, p);
-        });
-        Value lOld = memref::LoadOp::create(b, sc.l, r);
-        memref::StoreOp::create(b, fadd(fmul(alpha, lOld), sum), sc.l, r);
-        memref::StoreOp::create(b, mNew, sc.m, r);
-        loop(os.width, [&](Value c) {
-          Value a0 = fmul(
-              alpha, memref::LoadOp::create(b, sc.acc, ValueRange{r, c}));
-          Value a = reduce(cols, a0, [&](Value cc, Value total) {
-            Value p = memref::LoadOp::create(b, sc.s, cc);
-            return fadd(total, fmul(p, os.value(add(n0, cc), c)));
+    os.keyTiles(
+        m0, rows, [&](Value n0, bool masked, Value keyHi, Value maskWhen) {
+          Value cols = masked ? min(idx(blockN), sub(keyHi, n0)) : idx(blockN);
+          if (masked && maskWhen)
+            cols = select(maskWhen, cols, idx(blockN));
+          loop(rows, [&](Value r) {
+            Value i = add(m0, r);
+            Value rowMax = reduce(cols, negInf(), [&](Value c, Value mx) {
+              Value j = add(n0, c);
+              Value s = os.score(i, j);
+              if (masked) {
+                Value ok = os.allowed(i, j);
+                if (maskWhen)
+                  ok = arith::OrIOp::create(
+                      b, ok,
+                      arith::XOrIOp::create(
+                          b, maskWhen,
+                          arith::ConstantIntOp::create(b, b.getI1Type(), 1)));
+                s = select(ok, s, negInf());
+              }
+              memref::StoreOp::create(b, s, sc.s, c);
+              return fmax(mx, s);
+            });
+            Value mOld = memref::LoadOp::create(b, sc.m, r);
+            Value mNew = fmax(mOld, rowMax);
+            // A row with nothing visible yet keeps m = -inf; subtract 0 then so
+            // exp2(-inf - -inf) never makes a NaN.
+            Value isEmpty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                                  mNew, negInf());
+            Value mSafe = select(isEmpty, flt(0.0), mNew);
+            Value alpha = exp2(fsub(mOld, mSafe));
+            Value sum = reduce(cols, flt(0.0), [&](Value c, Value total) {
+              Value p = exp2(fsub(memref::LoadOp::create(b, sc.s, c), mSafe));
+              memref::StoreOp::create(b, p, sc.s, c);
+              return fadd(total, p);
+            });
+            Value lOld = memref::LoadOp::create(b, sc.l, r);
+            memref::StoreOp::create(b, fadd(fmul(alpha, lOld), sum), sc.l, r);
+            memref::StoreOp::create(b, mNew, sc.m, r);
+            loop(os.width, [&](Value c) {
+              Value a0 = fmul(
+                  alpha, memref::LoadOp::create(b, sc.acc, ValueRange{r, c}));
+              Value a = reduce(cols, a0, [&](Value cc, Value total) {
+                Value p = memref::LoadOp::create(b, sc.s, cc);
+                return fadd(total, fmul(p, os.value(add(n0, cc), c)));
+              });
+              memref::StoreOp::create(b, a, sc.acc, ValueRange{r, c});
+            });
           });
-          memref::StoreOp::create(b, a, sc.acc, ValueRange{r, c});
         });
-      });
-    });
     // o = acc / l and lse = (m + log2 l) ln 2; an empty row gives o = 0 and
     // lse = -inf. A NaN l (a NaN sink logit, an infinite score) is not
     // empty: its o and lse are NaN (the unordered compare), never 0, -inf.
@@ -279,8 +291,8 @@ public:
       };
       os.storeLse = [&](Value i, Value x) { store(x, lse, {bi, h, i}); };
       os.keyTiles = [&](Value m0, Value rows,
-                        llvm::function_ref<void(Value, bool, Value)> t) {
-        keyTiles(v, dims, m0, rows, t);
+                        llvm::function_ref<void(Value, bool, Value, Value)> t) {
+        keyTiles(v, dims, m0, rows, branchedTiles, t);
       };
       os.allowed = [&](Value i, Value j) { return allowed(v, dims, i, j); };
       onlineSoftmaxTile(os, sc, m0, rows);
@@ -325,10 +337,10 @@ public:
         store(y, out, {bi, i, c});
       };
       os.keyTiles = [&](Value, Value,
-                        llvm::function_ref<void(Value, bool, Value)> t) {
+                        llvm::function_ref<void(Value, bool, Value, Value)> t) {
         Value zero = idx(0);
         phase("keys", zero, n, zero, n, blockN,
-              [&](Value n0, bool masked) { t(n0, masked, n); });
+              [&](Value n0, bool masked) { t(n0, masked, n, Value()); });
       };
       os.allowed = [&](Value, Value j) {
         return cmp(arith::CmpIPredicate::slt, j, n);
@@ -520,6 +532,8 @@ public:
 private:
   int64_t blockM;
   bool hoistScratch;
+  /// The forward's key phases in one loop each (TileBuilder::keyTiles).
+  bool branchedTiles;
   Operation *currentParallel = nullptr;
 };
 
@@ -586,7 +600,7 @@ struct Tile : fa::impl::FATileBase<Tile> {
 
     Type element = cast<ShapedType>(fn.getArgumentTypes()[0]).getElementType();
     TileEmitter emit(b, getAccumulatorType(element), blockM, blockN,
-                     hoistScratch);
+                     hoistScratch, branchedTiles);
     if (auto op = dyn_cast<AttentionOp>(compute)) {
       // q, k, v, [sinks], [key_lengths], [block_table], [query_starts,
       // key_starts], [new keys, new values], o, lse.

@@ -322,6 +322,26 @@ void TileBuilder::keyTiles(const Variant &v, const Dims &dims, Value m0,
           [&](Value n0, bool masked) { tile(n0, masked, p.keyHi); });
 }
 
+void TileBuilder::phaseTiles(
+    const TilePhase &p, int64_t block, bool branched,
+    llvm::function_ref<void(Value, bool, Value)> tile) {
+  if (branched && p.branchable)
+    branchedPhase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, block,
+                  [&](Value start, Value edge) { tile(start, true, edge); });
+  else
+    phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, block,
+          [&](Value start, bool masked) { tile(start, masked, Value()); });
+}
+
+void TileBuilder::keyTiles(
+    const Variant &v, const Dims &dims, Value m0, Value rows, bool branched,
+    llvm::function_ref<void(Value, bool, Value, Value)> tile) {
+  for (const KeyPhase &p : keyPhases(v, dims, m0, rows))
+    phaseTiles(p, blockN, branched, [&](Value n0, bool masked, Value when) {
+      tile(n0, masked, p.keyHi, when);
+    });
+}
+
 TileBuilder::TilePhase TileBuilder::queryPhase(const Variant &v,
                                                const Dims &dims, Value n0,
                                                Value cols) {

@@ -251,6 +251,19 @@ public:
   void keyTiles(const Variant &v, const Dims &dims, mlir::Value m0,
                 mlir::Value rows,
                 llvm::function_ref<void(mlir::Value, bool, mlir::Value)> tile);
+  /// The tiles of phase `p` as `phase` visits them, in three loops, or
+  /// where `branched` and `p` is branchable in one (branchedPhase):
+  /// `tile(start, masked, maskWhen)`, where a `masked` tile's code masks,
+  /// always when `maskWhen` is null, else where that i1 holds.
+  void
+  phaseTiles(const TilePhase &p, int64_t block, bool branched,
+             llvm::function_ref<void(mlir::Value, bool, mlir::Value)> tile);
+  /// keyTiles through phaseTiles: `tile(n0, masked, keyHi, maskWhen)`.
+  void
+  keyTiles(const Variant &v, const Dims &dims, mlir::Value m0, mlir::Value rows,
+           bool branched,
+           llvm::function_ref<void(mlir::Value, bool, mlir::Value, mlir::Value)>
+               tile);
 
   /// The range of query rows that may see keys [n0, n0 + cols) (a tile of
   /// blockN keys, or the partial last one), for the backward's dK/dV.

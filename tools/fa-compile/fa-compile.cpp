@@ -81,9 +81,8 @@ static cl::opt<bool> scalarFallback(
     cl::init(true));
 static cl::opt<bool> branchedTiles(
     cl::cat(faCompileCategory), "branched-tiles",
-    cl::desc("the tensor-core forwards and the wgmma backward walk each "
-             "phase's tiles in one loop, masking the edge tiles under a "
-             "branch"),
+    cl::desc("the forwards and the wgmma backward walk each phase's tiles "
+             "in one loop, masking the edge tiles under a branch"),
     cl::init(false));
 static cl::opt<std::string> outputPath(cl::cat(faCompileCategory), "o",
                                        cl::desc("output file or directory"),

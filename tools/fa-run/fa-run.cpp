@@ -97,9 +97,9 @@ static cl::opt<std::string> wgmmaSchedule(
     cl::init("pipelined"));
 static cl::opt<bool> branchedTiles(
     cl::cat(faRunCategory), "branched-tiles",
-    cl::desc("the tensor-core forwards and the wgmma backward walk each "
-             "phase's tiles in one loop, masking the edge tiles under a "
-             "branch (about half the kernels' code and ptxas time)"),
+    cl::desc("the forwards and the wgmma backward walk each phase's tiles "
+             "in one loop, masking the edge tiles under a branch (about "
+             "half the kernels' code and ptxas time)"),
     cl::init(false));
 static cl::opt<int64_t> wgmmaGroups(
     cl::cat(faRunCategory), "wgmma-groups",

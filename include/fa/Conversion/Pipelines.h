@@ -8,6 +8,11 @@
 
 namespace fa {
 struct CpuPipelineOptions : mlir::PassPipelineOptions<CpuPipelineOptions> {
+  Option<bool> branchedTiles{
+      *this, "branched-tiles",
+      llvm::cl::desc("the forward's key phases in one loop each, the edge "
+                     "tiles masked under a per-tile predicate"),
+      llvm::cl::init(false)};
   Option<int64_t> blockM{*this, "block-m", llvm::cl::desc("query rows per tile"),
                          llvm::cl::init(16)};
   Option<int64_t> blockN{*this, "block-n", llvm::cl::desc("keys per tile"),

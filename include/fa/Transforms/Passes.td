@@ -52,7 +52,11 @@ def FATile : Pass<"fa-tile", "::mlir::ModuleOp"> {
            "false keeps it per iteration (one GPU thread per iteration)">,
     Option<"entries", "entries", "std::string", "\"all\"",
            "the entries to lower: all, forward or backward (the others are "
-           "dropped, so that a JIT builds only what is called)">
+           "dropped, so that a JIT builds only what is called)">,
+    Option<"branchedTiles", "branched-tiles", "bool", "false",
+           "the forward's key phases in one loop each, the edge tiles "
+           "masked under a per-tile predicate (TileBuilder::branchedPhase, "
+           "as fa-gpu-tensor-core's option of that name)">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
