@@ -166,7 +166,7 @@ def measure(impl, case, deadline):
     """Row of one (impl, case): a cold process, then a warm one (and for
     fa, a cold one that tunes as fa does by default)."""
     variant, d = parse_case(case)
-    row = dict(impl=impl, variant=variant, dtype="bf16")
+    row = dict(impl=common.row_impl(impl), variant=variant, dtype="bf16")
     root = tempfile.mkdtemp(prefix=f"fa-bench-compile-{impl}-")
     env = dict(fresh_caches(os.path.join(root, "cold")), FA_AUTOTUNE="0")
     try:

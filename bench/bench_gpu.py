@@ -140,7 +140,8 @@ def differentiable(q, k, v, sinks):
 
 
 def base_row(impl, cfg, gpu):
-    return dict(impl=impl, variant=cfg["variant"], gpu=gpu, dtype="bf16",
+    return dict(impl=common.row_impl(impl), variant=cfg["variant"], gpu=gpu,
+                dtype="bf16",
                 d=cfg["d"], b=cfg["b"], hq=cfg["hq"], hkv=cfg["hkv"],
                 s=cfg["s"])
 

@@ -337,6 +337,15 @@ class CsvOut:
 
 
 @contextlib.contextmanager
+def row_impl(impl):
+    """A CSV row's name for `impl`: fa's rows say when FA_BRANCHED_TILES=1
+    made every program of the run take branched tiles, so that the two
+    kernel forms' runs stay apart (bench/README.md)."""
+    if impl.startswith("fa") and os.environ.get("FA_BRANCHED_TILES") == "1":
+        return impl + "+branched"
+    return impl
+
+
 def env(name, value):
     """Sets an environment variable for the native code that reads it
     (os.environ writes through putenv) and restores it afterwards."""
