@@ -336,7 +336,6 @@ class CsvOut:
         self.file.close()
 
 
-@contextlib.contextmanager
 def row_impl(impl):
     """A CSV row's name for `impl`: fa's rows say when FA_BRANCHED_TILES=1
     made every program of the run take branched tiles, so that the two
@@ -346,6 +345,7 @@ def row_impl(impl):
     return impl
 
 
+@contextlib.contextmanager
 def env(name, value):
     """Sets an environment variable for the native code that reads it
     (os.environ writes through putenv) and restores it afterwards."""
