@@ -150,24 +150,17 @@ public:
     });
     os.keyTiles(
         m0, rows, [&](Value n0, bool masked, Value keyHi, Value maskWhen) {
-          Value cols = masked ? min(idx(blockN), sub(keyHi, n0)) : idx(blockN);
-          if (masked && maskWhen)
-            cols = select(maskWhen, cols, idx(blockN));
+          Value cols = masked ? extentWhere(min(idx(blockN), sub(keyHi, n0)),
+                                            blockN, maskWhen)
+                              : idx(blockN);
           loop(rows, [&](Value r) {
             Value i = add(m0, r);
             Value rowMax = reduce(cols, negInf(), [&](Value c, Value mx) {
               Value j = add(n0, c);
               Value s = os.score(i, j);
-              if (masked) {
-                Value ok = os.allowed(i, j);
-                if (maskWhen)
-                  ok = arith::OrIOp::create(
-                      b, ok,
-                      arith::XOrIOp::create(
-                          b, maskWhen,
-                          arith::ConstantIntOp::create(b, b.getI1Type(), 1)));
-                s = select(ok, s, negInf());
-              }
+              if (masked)
+                s = select(maskedWhere(os.allowed(i, j), maskWhen), s,
+                           negInf());
               memref::StoreOp::create(b, s, sc.s, c);
               return fmax(mx, s);
             });
@@ -416,38 +409,44 @@ public:
           });
           loop(dims.group, [&](Value member) {
             Value h = add(mul(g, dims.group), member);
-            queryTiles(v, dims, n0, cols, blockM,
-                       [&](Value m0, bool masked) {
-              Value rows = masked ? min(idx(blockM), sub(dims.sq, m0))
-                                  : idx(blockM);
-              loop(rows, [&](Value r) {
-                Value i = add(m0, r);
-                Value lse2 = fmul(load(op.lse, {bi, h, i}), log2e);
-                Value di = memref::LoadOp::create(b, rowDot,
-                                                  ValueRange{bi, h, i});
-                loop(cols, [&](Value c) {
-                  Value j = add(n0, c);
-                  Value mask = masked ? allowed(v, dims, i, j) : Value();
-                  std::pair<Value, Value> pds = probAndGrad(
-                      op, dims, scaleLog2, bi, h, g, i, j, lse2, di, mask);
-                  Value p = pds.first;
-                  Value dsScaled = fmul(pds.second, scale);
-                  loop(dims.d, [&](Value d) {
-                    Value dvOld =
-                        memref::LoadOp::create(b, dvAcc, ValueRange{c, d});
-                    Value dkOld =
-                        memref::LoadOp::create(b, dkAcc, ValueRange{c, d});
-                    memref::StoreOp::create(
-                        b, fadd(dvOld, fmul(p, load(op.dO, {bi, h, i, d}))),
-                        dvAcc, ValueRange{c, d});
-                    memref::StoreOp::create(
-                        b,
-                        fadd(dkOld, fmul(dsScaled, load(op.q, {bi, h, i, d}))),
-                        dkAcc, ValueRange{c, d});
+            queryTiles(
+                v, dims, n0, cols, blockM, branchedTiles,
+                [&](Value m0, bool masked, Value maskWhen) {
+                  Value rows =
+                      masked ? extentWhere(min(idx(blockM), sub(dims.sq, m0)),
+                                           blockM, maskWhen)
+                             : idx(blockM);
+                  loop(rows, [&](Value r) {
+                    Value i = add(m0, r);
+                    Value lse2 = fmul(load(op.lse, {bi, h, i}), log2e);
+                    Value di =
+                        memref::LoadOp::create(b, rowDot, ValueRange{bi, h, i});
+                    loop(cols, [&](Value c) {
+                      Value j = add(n0, c);
+                      Value mask =
+                          masked ? maskedWhere(allowed(v, dims, i, j), maskWhen)
+                                 : Value();
+                      std::pair<Value, Value> pds = probAndGrad(
+                          op, dims, scaleLog2, bi, h, g, i, j, lse2, di, mask);
+                      Value p = pds.first;
+                      Value dsScaled = fmul(pds.second, scale);
+                      loop(dims.d, [&](Value d) {
+                        Value dvOld =
+                            memref::LoadOp::create(b, dvAcc, ValueRange{c, d});
+                        Value dkOld =
+                            memref::LoadOp::create(b, dkAcc, ValueRange{c, d});
+                        memref::StoreOp::create(
+                            b, fadd(dvOld, fmul(p, load(op.dO, {bi, h, i, d}))),
+                            dvAcc, ValueRange{c, d});
+                        memref::StoreOp::create(
+                            b,
+                            fadd(dkOld,
+                                 fmul(dsScaled, load(op.q, {bi, h, i, d}))),
+                            dkAcc, ValueRange{c, d});
+                      });
+                    });
                   });
                 });
-              });
-            });
           });
           loop(cols, [&](Value c) {
             loop(dims.d, [&](Value d) {
@@ -475,31 +474,36 @@ public:
               memref::StoreOp::create(b, flt(0.0), dqAcc, ValueRange{r, d});
             });
           });
-          keyTiles(v, dims, m0, rows,
-                   [&](Value n0, bool masked, Value keyHi) {
-            Value cols =
-                masked ? min(idx(blockN), sub(keyHi, n0)) : idx(blockN);
-            loop(rows, [&](Value r) {
-              Value i = add(m0, r);
-              Value lse2 = fmul(load(op.lse, {bi, h, i}), log2e);
-              Value di =
-                  memref::LoadOp::create(b, rowDot, ValueRange{bi, h, i});
-              loop(cols, [&](Value c) {
-                Value j = add(n0, c);
-                Value mask = masked ? allowed(v, dims, i, j) : Value();
-                Value ds = probAndGrad(op, dims, scaleLog2, bi, h, g, i, j,
-                                       lse2, di, mask)
-                               .second;
-                loop(dims.d, [&](Value d) {
-                  Value old =
-                      memref::LoadOp::create(b, dqAcc, ValueRange{r, d});
-                  memref::StoreOp::create(
-                      b, fadd(old, fmul(ds, load(op.k, {bi, g, j, d}))),
-                      dqAcc, ValueRange{r, d});
+          keyTiles(
+              v, dims, m0, rows, branchedTiles,
+              [&](Value n0, bool masked, Value keyHi, Value maskWhen) {
+                Value cols = masked
+                                 ? extentWhere(min(idx(blockN), sub(keyHi, n0)),
+                                               blockN, maskWhen)
+                                 : idx(blockN);
+                loop(rows, [&](Value r) {
+                  Value i = add(m0, r);
+                  Value lse2 = fmul(load(op.lse, {bi, h, i}), log2e);
+                  Value di =
+                      memref::LoadOp::create(b, rowDot, ValueRange{bi, h, i});
+                  loop(cols, [&](Value c) {
+                    Value j = add(n0, c);
+                    Value mask =
+                        masked ? maskedWhere(allowed(v, dims, i, j), maskWhen)
+                               : Value();
+                    Value ds = probAndGrad(op, dims, scaleLog2, bi, h, g, i, j,
+                                           lse2, di, mask)
+                                   .second;
+                    loop(dims.d, [&](Value d) {
+                      Value old =
+                          memref::LoadOp::create(b, dqAcc, ValueRange{r, d});
+                      memref::StoreOp::create(
+                          b, fadd(old, fmul(ds, load(op.k, {bi, g, j, d}))),
+                          dqAcc, ValueRange{r, d});
+                    });
+                  });
                 });
               });
-            });
-          });
           loop(rows, [&](Value r) {
             loop(dims.d, [&](Value d) {
               Value x = memref::LoadOp::create(b, dqAcc, ValueRange{r, d});
@@ -532,7 +536,7 @@ public:
 private:
   int64_t blockM;
   bool hoistScratch;
-  /// The forward's key phases in one loop each (TileBuilder::keyTiles).
+  /// Key and query phases in one loop each (TileBuilder::phaseTiles).
   bool branchedTiles;
   Operation *currentParallel = nullptr;
 };

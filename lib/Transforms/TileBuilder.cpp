@@ -379,6 +379,12 @@ void TileBuilder::queryTiles(const Variant &v, const Dims &dims, Value n0,
   phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockM, tile);
 }
 
+void TileBuilder::queryTiles(
+    const Variant &v, const Dims &dims, Value n0, Value cols, int64_t blockM,
+    bool branched, llvm::function_ref<void(Value, bool, Value)> tile) {
+  phaseTiles(queryPhase(v, dims, n0, cols), blockM, branched, tile);
+}
+
 Value TileBuilder::scoreScale(const Variant &v, Value d) {
   if (v.scale)
     return flt(*v.scale);

@@ -258,6 +258,28 @@ public:
   void
   phaseTiles(const TilePhase &p, int64_t block, bool branched,
              llvm::function_ref<void(mlir::Value, bool, mlir::Value)> tile);
+  /// For a tile phaseTiles runs masked: `ok`, the mask's verdict, where
+  /// `maskWhen` holds (or always, where it is null), else true.
+  mlir::Value maskedWhere(mlir::Value ok, mlir::Value maskWhen) {
+    if (!maskWhen)
+      return ok;
+    return mlir::arith::OrIOp::create(
+        b, ok,
+        mlir::arith::XOrIOp::create(
+            b, maskWhen,
+            mlir::arith::ConstantIntOp::create(b, b.getI1Type(), 1)));
+  }
+  /// For such a tile: its `masked` extent where `maskWhen` holds (or
+  /// always), else the whole tile's `whole`.
+  mlir::Value extentWhere(mlir::Value masked, int64_t whole,
+                          mlir::Value maskWhen) {
+    return maskWhen ? select(maskWhen, masked, idx(whole)) : masked;
+  }
+  /// queryTiles through phaseTiles: `tile(m0, masked, maskWhen)`.
+  void
+  queryTiles(const Variant &v, const Dims &dims, mlir::Value n0,
+             mlir::Value cols, int64_t blockM, bool branched,
+             llvm::function_ref<void(mlir::Value, bool, mlir::Value)> tile);
   /// keyTiles through phaseTiles: `tile(n0, masked, keyHi, maskWhen)`.
   void
   keyTiles(const Variant &v, const Dims &dims, mlir::Value m0, mlir::Value rows,
