@@ -392,6 +392,25 @@ public:
     });
     tag(rowDotLoop, kRowDotLoopName);
 
+    // P and dS of row i of head h (kv head g) against keys n0 + [0, cols),
+    // from the row's lse and D, masked as phaseTiles says (`masked`,
+    // `maskWhen`): use(c, j, p, ds) for each key.
+    auto rowGrads =
+        [&](Value bi, Value h, Value g, Value i, Value n0, Value cols,
+            bool masked, Value maskWhen,
+            llvm::function_ref<void(Value, Value, Value, Value)> use) {
+          Value lse2 = fmul(load(op.lse, {bi, h, i}), log2e);
+          Value di = memref::LoadOp::create(b, rowDot, ValueRange{bi, h, i});
+          loop(cols, [&](Value c) {
+            Value j = add(n0, c);
+            Value mask = masked ? maskedWhere(allowed(v, dims, i, j), maskWhen)
+                                : Value();
+            auto [p, ds] = probAndGrad(op, dims, scaleLog2, bi, h, g, i, j,
+                                       lse2, di, mask);
+            use(c, j, p, ds);
+          });
+        };
+
     // dK/dV: each key tile of a kv head sums over the query tiles of every
     // query head of its group.
     auto dkdv = parallel({ceilDiv(dims.sk, blockN), dims.hkv, dims.batch},
@@ -418,33 +437,27 @@ public:
                              : idx(blockM);
                   loop(rows, [&](Value r) {
                     Value i = add(m0, r);
-                    Value lse2 = fmul(load(op.lse, {bi, h, i}), log2e);
-                    Value di =
-                        memref::LoadOp::create(b, rowDot, ValueRange{bi, h, i});
-                    loop(cols, [&](Value c) {
-                      Value j = add(n0, c);
-                      Value mask =
-                          masked ? maskedWhere(allowed(v, dims, i, j), maskWhen)
-                                 : Value();
-                      std::pair<Value, Value> pds = probAndGrad(
-                          op, dims, scaleLog2, bi, h, g, i, j, lse2, di, mask);
-                      Value p = pds.first;
-                      Value dsScaled = fmul(pds.second, scale);
-                      loop(dims.d, [&](Value d) {
-                        Value dvOld =
-                            memref::LoadOp::create(b, dvAcc, ValueRange{c, d});
-                        Value dkOld =
-                            memref::LoadOp::create(b, dkAcc, ValueRange{c, d});
-                        memref::StoreOp::create(
-                            b, fadd(dvOld, fmul(p, load(op.dO, {bi, h, i, d}))),
-                            dvAcc, ValueRange{c, d});
-                        memref::StoreOp::create(
-                            b,
-                            fadd(dkOld,
-                                 fmul(dsScaled, load(op.q, {bi, h, i, d}))),
-                            dkAcc, ValueRange{c, d});
-                      });
-                    });
+                    rowGrads(
+                        bi, h, g, i, n0, cols, masked, maskWhen,
+                        [&](Value c, Value, Value p, Value ds) {
+                          Value dsScaled = fmul(ds, scale);
+                          loop(dims.d, [&](Value d) {
+                            Value dvOld = memref::LoadOp::create(
+                                b, dvAcc, ValueRange{c, d});
+                            Value dkOld = memref::LoadOp::create(
+                                b, dkAcc, ValueRange{c, d});
+                            memref::StoreOp::create(
+                                b,
+                                fadd(dvOld,
+                                     fmul(p, load(op.dO, {bi, h, i, d}))),
+                                dvAcc, ValueRange{c, d});
+                            memref::StoreOp::create(
+                                b,
+                                fadd(dkOld,
+                                     fmul(dsScaled, load(op.q, {bi, h, i, d}))),
+                                dkAcc, ValueRange{c, d});
+                          });
+                        });
                   });
                 });
           });
@@ -483,25 +496,17 @@ public:
                                  : idx(blockN);
                 loop(rows, [&](Value r) {
                   Value i = add(m0, r);
-                  Value lse2 = fmul(load(op.lse, {bi, h, i}), log2e);
-                  Value di =
-                      memref::LoadOp::create(b, rowDot, ValueRange{bi, h, i});
-                  loop(cols, [&](Value c) {
-                    Value j = add(n0, c);
-                    Value mask =
-                        masked ? maskedWhere(allowed(v, dims, i, j), maskWhen)
-                               : Value();
-                    Value ds = probAndGrad(op, dims, scaleLog2, bi, h, g, i, j,
-                                           lse2, di, mask)
-                                   .second;
-                    loop(dims.d, [&](Value d) {
-                      Value old =
-                          memref::LoadOp::create(b, dqAcc, ValueRange{r, d});
-                      memref::StoreOp::create(
-                          b, fadd(old, fmul(ds, load(op.k, {bi, g, j, d}))),
-                          dqAcc, ValueRange{r, d});
-                    });
-                  });
+                  rowGrads(
+                      bi, h, g, i, n0, cols, masked, maskWhen,
+                      [&](Value, Value j, Value, Value ds) {
+                        loop(dims.d, [&](Value d) {
+                          Value old = memref::LoadOp::create(b, dqAcc,
+                                                             ValueRange{r, d});
+                          memref::StoreOp::create(
+                              b, fadd(old, fmul(ds, load(op.k, {bi, g, j, d}))),
+                              dqAcc, ValueRange{r, d});
+                        });
+                      });
                 });
               });
           loop(rows, [&](Value r) {
