@@ -178,13 +178,20 @@ struct Program::Impl {
   /// not take, where this program lacks the scalar fallback kernels: the
   /// compiler's tiles with them (tuning has nothing to choose there). None
   /// for every other call.
-  std::optional<TileConfig>
-  fallbackConfig(func::FuncOp fn, const std::vector<Tensor> &args) const;
+  std::optional<TileConfig> fallbackConfig(func::FuncOp fn,
+                                           bool layoutOk) const;
+  /// The tensor-core dispatch's operand test (TensorCoreEmitter::
+  /// isVectorFriendly) on every [B, H, S, D] operand: unit stride on D,
+  /// the other strides whole 16-byte chunks, a 16-byte aligned start. It
+  /// checks at least the operands the dispatch does, so a layout it
+  /// passes takes the kernels.
+  bool layoutSuitsKernels(const std::vector<Tensor> &args) const;
   /// Says once per kernel, entry, head dim and reason on stderr when the
-  /// GPU program will run these operands on its scalar loops.
+  /// GPU program will run these operands (of `layoutOk`) on its scalar
+  /// loops.
   void logScalarFallback(const std::string &kernelName, Entry entry,
                          const std::string &entryName, func::FuncOp fn,
-                         const std::vector<Tensor> &args);
+                         const std::vector<Tensor> &args, bool layoutOk);
   /// Whether this GPU program's tensor-core kernels are wgmma's (the
   /// generation its options resolve to on this device; asked once).
   bool runsWgmma() {
@@ -823,8 +830,9 @@ bool Program::run(const std::string &kernelName, Entry entry,
     *failure = RunFailure::Device;
   std::optional<TileConfig> config;
   if (impl->target == Target::GPU) {
-    impl->logScalarFallback(kernelName, entry, name, fn, args);
-    config = impl->fallbackConfig(fn, args);
+    bool layoutOk = impl->layoutSuitsKernels(args);
+    impl->logScalarFallback(kernelName, entry, name, fn, args, layoutOk);
+    config = impl->fallbackConfig(fn, layoutOk);
   }
   if (!config)
     config = impl->chooseConfig(kernelName, entry, name, args, stream, error);
@@ -852,7 +860,7 @@ bool Program::prepare(const std::string &kernelName, Entry entry,
     return false;
   std::optional<TileConfig> config;
   if (impl->target == Target::GPU)
-    config = impl->fallbackConfig(fn, args);
+    config = impl->fallbackConfig(fn, impl->layoutSuitsKernels(args));
   // Measuring needs the caller's data: that waits for run().
   if (!config && impl->options.tuning == CompileOptions::Tuning::Measure)
     return true;
@@ -862,12 +870,8 @@ bool Program::prepare(const std::string &kernelName, Entry entry,
   return config && impl->withConfig(*config, error);
 }
 
-/// The tensor-core dispatch's operand test (TensorCoreEmitter::
-/// isVectorFriendly) on every [B, H, S, D] operand: unit stride on D, the
-/// other strides whole 16-byte chunks, a 16-byte aligned start. It checks
-/// at least the operands the dispatch does, so a layout it passes takes
-/// the kernels.
-static bool layoutSuitsKernels(const std::vector<Tensor> &args, int64_t bytes) {
+bool Program::Impl::layoutSuitsKernels(const std::vector<Tensor> &args) const {
+  int64_t bytes = dtypeSize(dtype);
   for (const Tensor &t : args) {
     if (t.sizes.size() != 4)
       continue;
@@ -880,12 +884,10 @@ static bool layoutSuitsKernels(const std::vector<Tensor> &args, int64_t bytes) {
   return true;
 }
 
-std::optional<TileConfig>
-Program::Impl::fallbackConfig(func::FuncOp fn,
-                              const std::vector<Tensor> &args) const {
-  if (options.scalarFallback ||
-      !isa<AttentionOp, AttentionGradOp>(KernelOp::getComputeOp(fn)) ||
-      layoutSuitsKernels(args, dtypeSize(dtype)))
+std::optional<TileConfig> Program::Impl::fallbackConfig(func::FuncOp fn,
+                                                        bool layoutOk) const {
+  if (layoutOk || options.scalarFallback ||
+      !isa<AttentionOp, AttentionGradOp>(KernelOp::getComputeOp(fn)))
     return std::nullopt;
   TileConfig config;
   config.scalarFallback = 1;
@@ -893,17 +895,16 @@ Program::Impl::fallbackConfig(func::FuncOp fn,
 }
 
 void Program::Impl::logScalarFallback(const std::string &kernelName,
-                                      Entry entry,
-                                      const std::string &entryName,
+                                      Entry entry, const std::string &entryName,
                                       func::FuncOp fn,
-                                      const std::vector<Tensor> &args) {
+                                      const std::vector<Tensor> &args,
+                                      bool layoutOk) {
   if (!isa<AttentionOp, AttentionGradOp>(KernelOp::getComputeOp(fn)))
     return;
   int64_t bytes = dtypeSize(dtype);
   int64_t headDim = args[0].sizes[3];
   const char *reason = tensor_core::scalarFallbackReason(
-      entry == Entry::Backward, bytes, headDim, runsWgmma(),
-      layoutSuitsKernels(args, bytes));
+      entry == Entry::Backward, bytes, headDim, runsWgmma(), layoutOk);
   if (!reason)
     return;
   std::string line = "fa: note: kernel '" + kernelName + "' " + entryName +

@@ -96,9 +96,9 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     settleLayoutFallbacks();
   }
 
-  /// Marks a dispatch's scf.if whose condition comes down to the operands'
-  /// layout (the spec fixes D and a kernel takes it): its else branch runs
-  /// only for layouts the kernels refuse.
+  /// Marks, without scalar-fallback, a dispatch's scf.if whose condition
+  /// comes down to the operands' layout (the spec fixes D and a kernel
+  /// takes it): its else branch runs only for layouts the kernels refuse.
   static constexpr StringLiteral kLayoutFallbackAttr = "fa.layout_fallback";
 
   /// The head dim `d` (a memref.dim) has where the spec fixes it.
@@ -116,19 +116,20 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     return size;
   }
 
-  /// Without scalar-fallback, the else branch of each marked dispatch
-  /// records an error instead of holding the scalar loops: a JIT runs
-  /// those layouts on a program compiled with them (Program::run), so
-  /// that every other call's compile skips them. Inner dispatches come
-  /// first (a post-order walk), before an outer branch takes them along.
+  /// The else branch of each marked dispatch (marked only without
+  /// scalar-fallback) records an error instead of holding the scalar
+  /// loops: a JIT runs those layouts on a program compiled with them
+  /// (Program::run), so that every other call's compile skips them. Inner
+  /// dispatches come first (a post-order walk), before an outer branch
+  /// takes them along.
   void settleLayoutFallbacks() {
+    if (scalarFallback)
+      return;
     SmallVector<scf::IfOp> marked;
     getOperation().walk([&](scf::IfOp ifOp) {
       if (ifOp->removeAttr(kLayoutFallbackAttr))
         marked.push_back(ifOp);
     });
-    if (scalarFallback)
-      return;
     for (scf::IfOp ifOp : marked) {
       Block *fallback = ifOp.elseBlock();
       // Last op first: its operands' definers outlive their uses.
@@ -159,7 +160,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// Returns the block that ends up holding [first, last) (the chain's
   /// fallback), or null where no head dim fits and nothing moved. Unless
   /// `layoutOk` is more than the layout (`onlyLayout` false), a fallback
-  /// beside the spec's fixed D is marked (kLayoutFallbackAttr).
+  /// beside the spec's fixed D is marked (kLayoutFallbackAttr) without
+  /// scalar-fallback.
   Block *dispatch(Operation *first, Operation *last, Value layoutOk, Value d,
                   Type element, StringRef prefix, ArrayRef<int64_t> headDims,
                   PlanKernel plan, EmitKernel emit, bool onlyLayout = true) {
@@ -182,7 +184,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
           arith::CmpIOp::create(b, arith::CmpIPredicate::eq, d,
                                 arith::ConstantIndexOp::create(b, headDim)));
       auto ifOp = scf::IfOp::create(b, here, /*withElseRegion=*/true);
-      if (staticD && onlyLayout)
+      if (staticD && onlyLayout && !scalarFallback)
         ifOp->setAttr(kLayoutFallbackAttr, b.getUnitAttr());
       shape->branchedTiles = branchedTiles;
       {
@@ -503,7 +505,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/true);
     // Where the spec fixes D in whole chunks, `ok` is the layout's alone.
     if (std::optional<int64_t> fixedD = staticHeadDim(d);
-        fixedD && *fixedD % chunk == 0)
+        fixedD && *fixedD % chunk == 0 && !scalarFallback)
       ifOp->setAttr(kLayoutFallbackAttr, b.getUnitAttr());
     {
       OpBuilder::InsertionGuard guard(b);

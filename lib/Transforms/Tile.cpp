@@ -150,9 +150,7 @@ public:
     });
     os.keyTiles(
         m0, rows, [&](Value n0, bool masked, Value keyHi, Value maskWhen) {
-          Value cols = masked ? extentWhere(min(idx(blockN), sub(keyHi, n0)),
-                                            blockN, maskWhen)
-                              : idx(blockN);
+          Value cols = tileExtent(n0, keyHi, blockN, masked, maskWhen);
           loop(rows, [&](Value r) {
             Value i = add(m0, r);
             Value rowMax = reduce(cols, negInf(), [&](Value c, Value mx) {
@@ -432,9 +430,7 @@ public:
                 v, dims, n0, cols, blockM, branchedTiles,
                 [&](Value m0, bool masked, Value maskWhen) {
                   Value rows =
-                      masked ? extentWhere(min(idx(blockM), sub(dims.sq, m0)),
-                                           blockM, maskWhen)
-                             : idx(blockM);
+                      tileExtent(m0, dims.sq, blockM, masked, maskWhen);
                   loop(rows, [&](Value r) {
                     Value i = add(m0, r);
                     rowGrads(
@@ -490,10 +486,7 @@ public:
           keyTiles(
               v, dims, m0, rows, branchedTiles,
               [&](Value n0, bool masked, Value keyHi, Value maskWhen) {
-                Value cols = masked
-                                 ? extentWhere(min(idx(blockN), sub(keyHi, n0)),
-                                               blockN, maskWhen)
-                                 : idx(blockN);
+                Value cols = tileExtent(n0, keyHi, blockN, masked, maskWhen);
                 loop(rows, [&](Value r) {
                   Value i = add(m0, r);
                   rowGrads(

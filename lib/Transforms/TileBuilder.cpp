@@ -317,9 +317,10 @@ TileBuilder::splitKeyPhases(ArrayRef<KeyPhase> phases, Value index,
 void TileBuilder::keyTiles(const Variant &v, const Dims &dims, Value m0,
                            Value rows,
                            llvm::function_ref<void(Value, bool, Value)> tile) {
-  for (const KeyPhase &p : keyPhases(v, dims, m0, rows))
-    phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockN,
-          [&](Value n0, bool masked) { tile(n0, masked, p.keyHi); });
+  keyTiles(v, dims, m0, rows, /*branched=*/false,
+           [&](Value n0, bool masked, Value keyHi, Value) {
+             tile(n0, masked, keyHi);
+           });
 }
 
 void TileBuilder::phaseTiles(
@@ -375,8 +376,8 @@ TileBuilder::TilePhase TileBuilder::queryPhase(const Variant &v,
 void TileBuilder::queryTiles(const Variant &v, const Dims &dims, Value n0,
                              Value cols, int64_t blockM,
                              llvm::function_ref<void(Value, bool)> tile) {
-  TilePhase p = queryPhase(v, dims, n0, cols);
-  phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockM, tile);
+  queryTiles(v, dims, n0, cols, blockM, /*branched=*/false,
+             [&](Value m0, bool masked, Value) { tile(m0, masked); });
 }
 
 void TileBuilder::queryTiles(

@@ -269,11 +269,15 @@ public:
             b, maskWhen,
             mlir::arith::ConstantIntOp::create(b, b.getI1Type(), 1)));
   }
-  /// For such a tile: its `masked` extent where `maskWhen` holds (or
-  /// always), else the whole tile's `whole`.
-  mlir::Value extentWhere(mlir::Value masked, int64_t whole,
-                          mlir::Value maskWhen) {
-    return maskWhen ? select(maskWhen, masked, idx(whole)) : masked;
+  /// The rows or keys of the tile at `start` (`block` of them) in a range
+  /// that ends at `hi`: the whole tile where phaseTiles runs it unmasked,
+  /// else those before `hi` (where `maskWhen` holds, when that is set).
+  mlir::Value tileExtent(mlir::Value start, mlir::Value hi, int64_t block,
+                         bool masked, mlir::Value maskWhen) {
+    if (!masked)
+      return idx(block);
+    mlir::Value partial = min(idx(block), sub(hi, start));
+    return maskWhen ? select(maskWhen, partial, idx(block)) : partial;
   }
   /// queryTiles through phaseTiles: `tile(m0, masked, maskWhen)`.
   void
