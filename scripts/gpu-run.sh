@@ -58,6 +58,11 @@ mkdir -p "$OUT_DIR"
 FA=/tmp/fa-bundle
 rm -rf "$FA" && mkdir -p "$FA"
 tar -xJf bundle/fa-bundle.tar.xz -C "$FA" || exit 1
+# FA_BUNDLE_OVERLAY: a .tar.xz of bin/ and lib/ files unpacked over the
+# bundle, e.g. a second build's fa-run and libFARuntime for an A/B.
+if [ -n "${FA_BUNDLE_OVERLAY:-}" ]; then
+  tar -xJf "$FA_BUNDLE_OVERLAY" -C "$FA" || exit 1
+fi
 export LD_LIBRARY_PATH="$FA/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PYTHONUNBUFFERED=1
 status=0

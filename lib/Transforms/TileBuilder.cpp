@@ -77,18 +77,46 @@ static std::pair<Value, Value> phaseSplit(TileBuilder &t, Value lo, Value hi,
 
 void TileBuilder::phase(StringRef name, Value lo, Value hi, Value innerLo,
                         Value innerHi, int64_t block,
-                        llvm::function_ref<void(Value, bool)> tile) {
-  auto [leadEnd, midEnd] = phaseSplit(*this, lo, hi, innerLo, innerHi, block);
+                        llvm::function_ref<void(Value, bool)> tile,
+                        bool leadingMasked) {
+  std::pair<Value, Value> split =
+      phaseSplit(*this, lo, hi, innerLo, innerHi, block);
+  Value leadEnd = split.first, midEnd = split.second;
   Value step = idx(block);
   auto tag = [&](scf::ForOp forOp, StringRef path) {
     forOp->setAttr("fa.tiles", b.getStringAttr(name + "." + path));
   };
-  tag(loop(lo, leadEnd, step, [&](Value start) { tile(start, true); }),
-      "masked");
-  tag(loop(leadEnd, midEnd, step, [&](Value start) { tile(start, false); }),
-      "unmasked");
-  tag(loop(midEnd, hi, step, [&](Value start) { tile(start, true); }),
-      "masked");
+  if (!leadingMasked) {
+    // The leading loop folds away where innerLo is lo.
+    tag(loop(lo, leadEnd, step, [&](Value start) { tile(start, true); }),
+        "masked");
+    tag(loop(leadEnd, midEnd, step, [&](Value start) { tile(start, false); }),
+        "unmasked");
+    tag(loop(midEnd, hi, step, [&](Value start) { tile(start, true); }),
+        "masked");
+    return;
+  }
+  // The masked tiles, leading then trailing, walked by one loop with the
+  // unmasked loop run at the turn between them: same order, two copies of
+  // the tile's code instead of three.
+  Value leadTiles = ceilDiv(sub(leadEnd, lo), block);
+  Value trailTiles = ceilDiv(sub(hi, midEnd), block);
+  Value turns = add(add(leadTiles, trailTiles), idx(1));
+  scf::ForOp outer = loop(idx(0), turns, idx(1), [&](Value t) {
+    auto turn = scf::IfOp::create(
+        b, cmp(arith::CmpIPredicate::eq, t, leadTiles), /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(turn.thenBlock());
+    tag(loop(leadEnd, midEnd, step, [&](Value start) { tile(start, false); }),
+        "unmasked");
+    b.setInsertionPointToStart(turn.elseBlock());
+    Value leading = cmp(arith::CmpIPredicate::slt, t, leadTiles);
+    Value trailing = sub(t, add(leadTiles, idx(1)));
+    tile(select(leading, add(lo, mul(t, step)),
+                add(midEnd, mul(trailing, step))),
+         true);
+  });
+  tag(outer, "masked");
 }
 
 void TileBuilder::branchedPhase(StringRef name, Value lo, Value hi,
@@ -290,7 +318,10 @@ TileBuilder::keyPhases(const Variant &v, const Dims &dims, Value m0,
   Value innerHi = hi;
   if (v.causal)
     innerHi = clamp(add(add(m0, dims.offset), idx(1)), lo, hi);
-  phases.push_back({{"keys", lo, hi, innerLo, innerHi}, hi});
+  KeyPhase keys{{"keys", lo, hi, innerLo, innerHi}, hi};
+  // A block's first key tiles cross its window's edge.
+  keys.leadingMasked = v.window.has_value();
+  phases.push_back(keys);
   return phases;
 }
 
@@ -330,8 +361,10 @@ void TileBuilder::phaseTiles(
     branchedPhase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, block,
                   [&](Value start, Value edge) { tile(start, true, edge); });
   else
-    phase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, block,
-          [&](Value start, bool masked) { tile(start, masked, Value()); });
+    phase(
+        p.name, p.lo, p.hi, p.innerLo, p.innerHi, block,
+        [&](Value start, bool masked) { tile(start, masked, Value()); },
+        p.leadingMasked);
 }
 
 void TileBuilder::keyTiles(
@@ -370,7 +403,10 @@ TileBuilder::TilePhase TileBuilder::queryPhase(const Variant &v,
   Value fullKeys = cmp(arith::CmpIPredicate::eq, cols, idx(blockN));
   innerLo = clamp(innerLo, lo, hi);
   innerHi = select(fullKeys, clamp(innerHi, innerLo, hi), innerLo);
-  return {"queries", lo, hi, innerLo, innerHi};
+  TilePhase phase{"queries", lo, hi, innerLo, innerHi};
+  // A key tile's first query tiles cross its diagonal.
+  phase.leadingMasked = v.causal;
+  return phase;
 }
 
 void TileBuilder::queryTiles(const Variant &v, const Dims &dims, Value n0,

@@ -138,10 +138,16 @@ public:
   /// false)`; the leading and trailing tiles around them run with
   /// `masked = true`. A masked tile may be partial; an unmasked one never is.
   /// Each loop is tagged `fa.tiles = "<name>.masked"` or `"<name>.unmasked"`
-  /// so the IR says which path it is.
+  /// so the IR says which path it is. Where `leadingMasked` (innerLo may
+  /// lie past lo, as at a window's or a diagonal's leading edge), the
+  /// leading and trailing masked tiles share one loop, which runs the
+  /// unmasked loop at its turn between them: the same tiles in the same
+  /// order, with the masked tile's code emitted once, not twice. Otherwise
+  /// the leading loop is empty and folds away.
   void phase(llvm::StringRef name, mlir::Value lo, mlir::Value hi,
              mlir::Value innerLo, mlir::Value innerHi, int64_t block,
-             llvm::function_ref<void(mlir::Value, bool)> tile);
+             llvm::function_ref<void(mlir::Value, bool)> tile,
+             bool leadingMasked = false);
   /// `phase`'s tiles in one loop, in the same order: `tile(start, edge)`
   /// with `edge` an i1 that holds on the tiles `phase` runs masked. The
   /// tile's code is emitted once instead of three times (twice where the
@@ -228,6 +234,8 @@ public:
     /// forward's GEMMs for want of registers (C7511; bench/NOTES.md), and
     /// it is a tile or two.
     bool branchable = true;
+    /// Whether tiles before innerLo may need the mask (`phase`).
+    bool leadingMasked = false;
   };
   /// A range of key tiles; keys at or past `keyHi` belong to no tile of
   /// this phase.

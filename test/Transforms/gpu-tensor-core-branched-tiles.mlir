@@ -40,19 +40,24 @@
 // CHECK: } {fa.tiles = "keys.branched"}
 // CHECK-NOT: .masked"
 
-// By default, three loops per phase.
+// By default, three loops per phase, except that where a phase may start
+// with masked tiles (a window's keys, a causal key tile's queries) its
+// masked tiles at both edges share one loop, which runs the unmasked loop
+// at its turn between them (TileBuilder::phase).
 // LOOPS-LABEL: func.func @swa_forward(
 // LOOPS-NOT: .branched"
 // LOOPS: } {fa.tiles = "sink_keys.masked"}
 // LOOPS: } {fa.tiles = "sink_keys.unmasked"}
 // LOOPS: } {fa.tiles = "sink_keys.masked"}
-// LOOPS: } {fa.tiles = "keys.masked"}
+// LOOPS: nvvm.wgmma.mma_async
 // LOOPS: } {fa.tiles = "keys.unmasked"}
+// LOOPS-NEXT: } else {
+// LOOPS: nvvm.wgmma.mma_async
 // LOOPS: } {fa.tiles = "keys.masked"}
 // LOOPS-NOT: .branched"
 // LOOPS-LABEL: func.func @gpt_backward(
-// LOOPS: } {fa.tiles = "queries.masked"}
 // LOOPS: } {fa.tiles = "queries.unmasked"}
+// LOOPS-NEXT: } else {
 // LOOPS: } {fa.tiles = "queries.masked"}
 // LOOPS-NOT: .branched"
 

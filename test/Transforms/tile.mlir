@@ -10,8 +10,10 @@
 // Masks are loop bounds and tile predicates: per query tile, a sink phase
 // (keys [0, min(T, window start))), then the window: masked tiles at the
 // window edge, unmasked interior tiles, masked tiles at the diagonal. The
-// causal predicate (`cmpi sle`) exists only in masked tiles; scratch is
-// tile-sized and nothing is heap-allocated.
+// window's masked tiles, at both edges, share one loop, which runs the
+// unmasked loop at its turn between them (one copy of the masked tile, not
+// two). The causal predicate (`cmpi sle`) exists only in masked tiles;
+// scratch is tile-sized and nothing is heap-allocated.
 
 // CHECK-LABEL: func.func @streaming_forward(
 // CHECK-SAME: %{{.*}}: memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>
@@ -37,13 +39,15 @@
 // CHECK: } {fa.tiles = "sink_keys.unmasked"}
 // CHECK: arith.cmpi sle
 // CHECK: } {fa.tiles = "sink_keys.masked"}
+// CHECK: %[[TURN:.*]] = arith.cmpi eq
+// CHECK-NEXT: scf.if %[[TURN]] {
+// CHECK-NOT: arith.cmpi sle
+// CHECK: } {fa.tiles = "keys.unmasked"}
+// CHECK-NEXT: } else {
 // CHECK: arith.cmpi sle
 // CHECK: math.exp2
 // CHECK: } {fa.tiles = "keys.masked"}
-// CHECK-NOT: arith.cmpi sle
-// CHECK: } {fa.tiles = "keys.unmasked"}
-// CHECK: arith.cmpi sle
-// CHECK: } {fa.tiles = "keys.masked"}
+// CHECK-NOT: fa.tiles
 // The epilogue: lse = (m + log2 l) ln 2.
 // CHECK: math.log2
 // CHECK-NOT: memref.alloc(
@@ -77,14 +81,18 @@ fa.kernel @learnable {
 // The backward: the one heap buffer is D = rowsum(dO * o), [B, Hq, Sq]; the
 // dK/dV loop owns key tiles and walks the query tiles of each query head of
 // its group (masked/unmasked like the forward's key tiles); the dQ loop
-// owns query tiles and walks the forward's key tiles.
+// owns query tiles and walks the forward's key tiles. A key tile's query
+// tiles start on the diagonal, masked, so its masked tiles share a loop
+// as the window's keys do.
 // CHECK-LABEL: func.func @causal_backward(
 // CHECK: memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) {fa.loop = "row_dot"} : memref<?x?x?xf32>
 // CHECK-NOT: memref.alloc(
-// CHECK: } {fa.tiles = "queries.masked"}
 // CHECK-NOT: arith.cmpi sle
 // CHECK: } {fa.tiles = "queries.unmasked"}
+// CHECK-NEXT: } else {
+// CHECK: arith.cmpi sle
 // CHECK: } {fa.tiles = "queries.masked"}
+// CHECK-NOT: fa.tiles = "queries
 // CHECK: } {fa.tiles = "keys.masked"}
 // CHECK: } {fa.tiles = "keys.unmasked"}
 // CHECK: } {fa.tiles = "keys.masked"}
