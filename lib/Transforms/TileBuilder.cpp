@@ -87,9 +87,11 @@ void TileBuilder::phase(StringRef name, Value lo, Value hi, Value innerLo,
     forOp->setAttr("fa.tiles", b.getStringAttr(name + "." + path));
   };
   if (!leadingMasked) {
-    // The leading loop folds away where innerLo is lo.
-    tag(loop(lo, leadEnd, step, [&](Value start) { tile(start, true); }),
-        "masked");
+    // Where innerLo is lo itself there are no leading tiles to mask; else
+    // the loop stays, whatever the caller believed.
+    if (innerLo != lo)
+      tag(loop(lo, leadEnd, step, [&](Value start) { tile(start, true); }),
+          "masked");
     tag(loop(leadEnd, midEnd, step, [&](Value start) { tile(start, false); }),
         "unmasked");
     tag(loop(midEnd, hi, step, [&](Value start) { tile(start, true); }),

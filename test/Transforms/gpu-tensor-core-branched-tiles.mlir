@@ -10,7 +10,6 @@
 // its loops: branched too, ptxas serialised the GEMMs (C7511). The
 // producer's loops are the same either way.
 // CHECK-LABEL: func.func @swa_forward(
-// CHECK: } {fa.tiles = "sink_keys.masked"}
 // CHECK: } {fa.tiles = "sink_keys.unmasked"}
 // CHECK: } {fa.tiles = "sink_keys.masked"}
 // CHECK: %[[LEAD:.*]] = arith.cmpi slt, %[[N0:[a-z0-9_]+]], %{{.*}} : index
@@ -40,13 +39,13 @@
 // CHECK: } {fa.tiles = "keys.branched"}
 // CHECK-NOT: .masked"
 
-// By default, three loops per phase, except that where a phase may start
-// with masked tiles (a window's keys, a causal key tile's queries) its
-// masked tiles at both edges share one loop, which runs the unmasked loop
+// By default, two loops per phase: where a phase starts inside (the sink
+// keys) an unmasked loop and a trailing masked one; where it may start
+// with masked tiles (a window's keys, a causal key tile's queries) one
+// loop over the masked tiles at both edges, which runs the unmasked loop
 // at its turn between them (TileBuilder::phase).
 // LOOPS-LABEL: func.func @swa_forward(
 // LOOPS-NOT: .branched"
-// LOOPS: } {fa.tiles = "sink_keys.masked"}
 // LOOPS: } {fa.tiles = "sink_keys.unmasked"}
 // LOOPS: } {fa.tiles = "sink_keys.masked"}
 // LOOPS: nvvm.wgmma.mma_async
