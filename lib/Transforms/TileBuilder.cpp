@@ -340,7 +340,9 @@ TileBuilder::splitKeyPhases(ArrayRef<KeyPhase> phases, Value index,
   Value keys = mul(perSplit, idx(blockN));
   Value lo = min(last.hi, add(last.lo, mul(index, keys)));
   Value hi = min(last.hi, add(lo, keys));
-  last.innerLo = clamp(last.innerLo, lo, hi);
+  // A phase that starts inside keeps starting inside (phase then emits no
+  // leading masked loop).
+  last.innerLo = last.innerLo == last.lo ? lo : clamp(last.innerLo, lo, hi);
   last.innerHi = clamp(last.innerHi, lo, hi);
   last.lo = lo;
   last.hi = hi;
