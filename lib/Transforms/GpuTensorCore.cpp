@@ -297,6 +297,39 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     return std::nullopt;
   }
 
+  /// The split-KV rules' arithmetic (tensor_core::keySplitsOf) as index
+  /// IR at the builder's point.
+  struct IndexOps {
+    TileBuilder &t;
+    ImplicitLocOpBuilder &b;
+    Value constant(int64_t v) const { return t.idx(v); }
+    Value mul(Value x, Value y) const { return t.mul(x, y); }
+    Value ceilDiv(Value x, Value y) const {
+      return arith::CeilDivSIOp::create(b, x, y);
+    }
+    Value floorDiv(Value x, Value y) const {
+      return arith::FloorDivSIOp::create(b, x, y);
+    }
+    Value min(Value x, Value y) const { return t.min(x, y); }
+    Value clamp(Value x, Value lo, Value hi) const {
+      return t.clamp(x, lo, hi);
+    }
+    Value lessThan(Value x, Value y) const {
+      return t.cmp(arith::CmpIPredicate::slt, x, y);
+    }
+    Value lessEqual(Value x, Value y) const {
+      return t.cmp(arith::CmpIPredicate::sle, x, y);
+    }
+    Value greaterThan(Value x, Value y) const {
+      return t.cmp(arith::CmpIPredicate::sgt, x, y);
+    }
+    Value andOf(Value x, Value y) const {
+      return arith::AndIOp::create(b, x, y);
+    }
+    Value orOf(Value x, Value y) const { return arith::OrIOp::create(b, x, y); }
+    Value select(Value c, Value x, Value y) const { return t.select(c, x, y); }
+  };
+
   /// The blocks the split-KV forward splits each query block's keys
   /// into, computed at `b` as tensor_core::keySplits: 1 (no split) where
   /// its query blocks fill the GPU's SMs (the runtime's faMultiprocessorCount),
@@ -319,14 +352,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     if (variant.window)
       keys = t.min(keys,
                    t.add(dims.sq, t.idx(*variant.window + variant.sinkTokens)));
-    Value tiles = t.ceilDiv(keys, blockN);
-    Value wanted = arith::CeilDivSIOp::create(
-        b, t.mul(sms, t.idx(tensor_core::kSplitBlocksPerSm)), queryBlocks);
-    Value splits = t.clamp(
-        t.min(wanted, t.floorDiv(tiles, tensor_core::kMinSplitKeyTiles)),
-        t.idx(1), t.idx(tensor_core::kMaxKeySplits));
-    return t.select(t.cmp(arith::CmpIPredicate::slt, queryBlocks, sms), splits,
-                    t.idx(1));
+    return tensor_core::keySplitsOf(IndexOps{t, b}, queryBlocks,
+                                    t.ceilDiv(keys, blockN), sms);
   }
 
   /// Decode-like shapes (query blocks fewer than the SMs, many keys each;
@@ -342,20 +369,11 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     TileBuilder::Dims dims =
         t.pagedDims(t.attentionDims(args.q, args.k), args.blockTable, args.k);
     Value splits = keySplits(b, variant, dims);
-    // tensor_core::takesSplitKv (a block's 16 * forwardWarps rows are at
-    // least kPackedGroupRows).
-    Value packs = arith::AndIOp::create(
-        b,
-        arith::AndIOp::create(
-            b, t.cmp(arith::CmpIPredicate::sgt, dims.group, t.idx(1)),
-            t.cmp(arith::CmpIPredicate::sle, t.mul(dims.sq, dims.group),
-                  t.idx(tensor_core::kPackedGroupRows))),
-        t.cmp(arith::CmpIPredicate::sle, d,
-              t.idx(tensor_core::kMmaSyncQueryRegisterHeadDim)));
+    // (A block's 16 * forwardWarps rows are at least kPackedGroupRows.)
     Value split = arith::AndIOp::create(
         b, layoutOk,
-        arith::OrIOp::create(
-            b, t.cmp(arith::CmpIPredicate::sgt, splits, t.idx(1)), packs));
+        tensor_core::takesSplitKvOf(IndexOps{t, b}, splits, dims.sq, dims.group,
+                                    d));
     return dispatch(
         first, last, split, d, element, (prefix + "_split_kv").str(),
         tensor_core::kHeadDims,

@@ -185,31 +185,76 @@ inline constexpr int64_t kMinSplitKeyTiles = 4;
 /// loads) in up to this much shared memory, which every GPU from sm_80 on
 /// gives a block that opts in.
 inline constexpr int64_t kSplitKvSharedBytes = 96 * 1024;
+/// The split-KV rules below are written once over any kind of number:
+/// `ops` gives constant, mul, ceilDiv, floorDiv, min, clamp, lessThan,
+/// lessEqual, greaterThan, andOf, orOf and select for it. The runtime asks them
+/// on int64_t (IntegerOps) before compiling the split kernels; those kernels'
+/// host code builds them in IR (GpuTensorCore.cpp), so the two cannot
+/// drift apart.
+struct IntegerOps {
+  constexpr int64_t constant(int64_t v) const { return v; }
+  constexpr int64_t mul(int64_t x, int64_t y) const { return x * y; }
+  constexpr int64_t ceilDiv(int64_t x, int64_t y) const {
+    return (x + y - 1) / y; // operands positive here
+  }
+  constexpr int64_t floorDiv(int64_t x, int64_t y) const { return x / y; }
+  constexpr int64_t min(int64_t x, int64_t y) const { return std::min(x, y); }
+  constexpr int64_t clamp(int64_t x, int64_t lo, int64_t hi) const {
+    return std::clamp(x, lo, hi);
+  }
+  constexpr bool lessThan(int64_t x, int64_t y) const { return x < y; }
+  constexpr bool lessEqual(int64_t x, int64_t y) const { return x <= y; }
+  constexpr bool greaterThan(int64_t x, int64_t y) const { return x > y; }
+  constexpr bool andOf(bool x, bool y) const { return x && y; }
+  constexpr bool orOf(bool x, bool y) const { return x || y; }
+  constexpr int64_t select(bool c, int64_t x, int64_t y) const {
+    return c ? x : y;
+  }
+};
 /// The split count for `queryBlocks` blocks whose rows see `keyTiles` key
-/// tiles on `sms` SMs (1: no split). The split kernels' host code computes
-/// it in IR (GpuTensorCore.cpp, keySplits); the runtime asks it before
-/// compiling them.
+/// tiles on `sms` SMs (1: no split): where the blocks leave SMs idle,
+/// enough splits for kSplitBlocksPerSm blocks per SM, each with at least
+/// kMinSplitKeyTiles key tiles, at most kMaxKeySplits.
+template <typename Ops, typename Num>
+constexpr Num keySplitsOf(const Ops &ops, Num queryBlocks, Num keyTiles,
+                          Num sms) {
+  Num wanted =
+      ops.ceilDiv(ops.mul(sms, ops.constant(kSplitBlocksPerSm)), queryBlocks);
+  Num splits = ops.clamp(
+      ops.min(wanted, ops.floorDiv(keyTiles, ops.constant(kMinSplitKeyTiles))),
+      ops.constant(1), ops.constant(kMaxKeySplits));
+  return ops.select(ops.lessThan(queryBlocks, sms), splits, ops.constant(1));
+}
 inline constexpr int64_t keySplits(int64_t queryBlocks, int64_t keyTiles,
                                    int64_t sms) {
-  if (queryBlocks >= sms)
-    return 1;
-  int64_t wanted = (sms * kSplitBlocksPerSm + queryBlocks - 1) / queryBlocks;
-  return std::clamp<int64_t>(std::min(wanted, keyTiles / kMinSplitKeyTiles), 1,
-                             kMaxKeySplits);
+  return queryBlocks < 1
+             ? 1
+             : keySplitsOf(IntegerOps(), queryBlocks, keyTiles, sms);
 }
 /// Whether a forward takes the split-KV kernels, even unsplit: where its
 /// keys split, and where a kv head's group of query heads is wider than
 /// one (GQA) with few query positions, so that one split-KV block holds
 /// every row of the group's positions (sq * group of them, within
 /// kPackedGroupRows, Q in registers) and reads their K/V once, where the
-/// other forwards read it once per query head. GpuTensorCore.cpp builds
-/// the same rule in IR; the runtime asks it before compiling them.
+/// other forwards read it once per query head.
 inline constexpr int64_t kPackedGroupRows = 64;
+template <typename Ops, typename Num>
+constexpr auto takesSplitKvOf(const Ops &ops, Num splits, Num sq, Num group,
+                              Num headDim) {
+  auto packs = ops.andOf(
+      ops.andOf(
+          ops.greaterThan(group, ops.constant(1)),
+          ops.lessEqual(ops.mul(sq, group), ops.constant(kPackedGroupRows))),
+      ops.lessEqual(headDim, ops.constant(kMmaSyncQueryRegisterHeadDim)));
+  return ops.orOf(ops.greaterThan(splits, ops.constant(1)), packs);
+}
 inline constexpr bool takesSplitKv(int64_t splits, int64_t sq, int64_t group,
                                    int64_t headDim) {
-  return splits > 1 || (group > 1 && sq * group <= kPackedGroupRows &&
-                        headDim <= kMmaSyncQueryRegisterHeadDim);
+  return takesSplitKvOf(IntegerOps(), splits, sq, group, headDim);
 }
+static_assert(keySplits(1, 100, 132) == 25 && keySplits(132, 100, 132) == 1 &&
+              keySplits(10, 8, 132) == 2 && takesSplitKv(1, 1, 8, 128) &&
+              !takesSplitKv(1, 1000, 1, 128));
 /// (batch, head) pairs whose query tiles a forward grid interleaves, the
 /// longest causal tiles of the section first (queryBlock), by default:
 /// enough blocks per section to fill the GPU's last wave with short ones,
