@@ -787,17 +787,18 @@ static bool takesSplitKvKernels(Operation *compute,
   if (sms <= 0 || hkv <= 0 || hq % hkv)
     return false;
   constexpr int64_t kRows = 64, kKeys = 64;
-  int64_t blocks = (sq * (hq / hkv) + kRows - 1) / kRows * hkv * batch;
-  int64_t keys = sk;
-  if (auto window = compute->getAttrOfType<IntegerAttr>("window")) {
-    int64_t sinks = 0;
-    if (auto tokens = compute->getAttrOfType<IntegerAttr>("sink_tokens"))
-      sinks = tokens.getInt();
-    keys = std::min(keys, sq + window.getInt() + sinks);
-  }
+  std::optional<int64_t> window;
+  int64_t sinkTokens = 0;
+  if (auto attr = compute->getAttrOfType<IntegerAttr>("window"))
+    window = attr.getInt();
+  if (auto tokens = compute->getAttrOfType<IntegerAttr>("sink_tokens"))
+    sinkTokens = tokens.getInt();
+  int64_t group = hq / hkv;
   return tensor_core::takesSplitKv(
-      tensor_core::keySplits(blocks, (keys + kKeys - 1) / kKeys, sms), sq,
-      hq / hkv, args[0].sizes[3]);
+      tensor_core::forwardKeySplitsOf(tensor_core::IntegerOps(), batch, sq,
+                                      group, hkv, sk, window, sinkTokens, kRows,
+                                      kKeys, sms),
+      sq, group, args[0].sizes[3]);
 }
 
 bool Program::run(const std::string &kernelName, Entry entry,

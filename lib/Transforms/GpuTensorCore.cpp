@@ -303,6 +303,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     TileBuilder &t;
     ImplicitLocOpBuilder &b;
     Value constant(int64_t v) const { return t.idx(v); }
+    Value add(Value x, Value y) const { return t.add(x, y); }
     Value mul(Value x, Value y) const { return t.mul(x, y); }
     Value ceilDiv(Value x, Value y) const {
       return arith::CeilDivSIOp::create(b, x, y);
@@ -344,16 +345,10 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     Value sms = arith::IndexCastOp::create(
         b, b.getIndexType(), func::CallOp::create(b, count, {}).getResult(0));
     // The split kernel's blocks hold a kv head's group of query heads
-    // (MmaSync.cpp, packedGroupRows).
-    Value queryBlocks =
-        t.mul(t.ceilDiv(t.mul(dims.sq, dims.group), 16 * forwardWarps),
-              t.mul(dims.hkv, dims.batch));
-    Value keys = dims.sk;
-    if (variant.window)
-      keys = t.min(keys,
-                   t.add(dims.sq, t.idx(*variant.window + variant.sinkTokens)));
-    return tensor_core::keySplitsOf(IndexOps{t, b}, queryBlocks,
-                                    t.ceilDiv(keys, blockN), sms);
+    // (MmaSync.cpp, packedGroupRows), 16 rows per warp.
+    return tensor_core::forwardKeySplitsOf(
+        IndexOps{t, b}, dims.batch, dims.sq, dims.group, dims.hkv, dims.sk,
+        variant.window, variant.sinkTokens, 16 * forwardWarps, blockN, sms);
   }
 
   /// Decode-like shapes (query blocks fewer than the SMs, many keys each;

@@ -186,13 +186,14 @@ inline constexpr int64_t kMinSplitKeyTiles = 4;
 /// gives a block that opts in.
 inline constexpr int64_t kSplitKvSharedBytes = 96 * 1024;
 /// The split-KV rules below are written once over any kind of number:
-/// `ops` gives constant, mul, ceilDiv, floorDiv, min, clamp, lessThan,
+/// `ops` gives constant, add, mul, ceilDiv, floorDiv, min, clamp, lessThan,
 /// lessEqual, greaterThan, andOf, orOf and select for it. The runtime asks them
 /// on int64_t (IntegerOps) before compiling the split kernels; those kernels'
 /// host code builds them in IR (GpuTensorCore.cpp), so the two cannot
 /// drift apart.
 struct IntegerOps {
   constexpr int64_t constant(int64_t v) const { return v; }
+  constexpr int64_t add(int64_t x, int64_t y) const { return x + y; }
   constexpr int64_t mul(int64_t x, int64_t y) const { return x * y; }
   constexpr int64_t ceilDiv(int64_t x, int64_t y) const {
     return (x + y - 1) / y; // operands positive here
@@ -231,6 +232,24 @@ inline constexpr int64_t keySplits(int64_t queryBlocks, int64_t keyTiles,
              ? 1
              : keySplitsOf(IntegerOps(), queryBlocks, keyTiles, sms);
 }
+/// keySplitsOf a forward's shape: its split blocks hold a kv head's group
+/// of query heads, `rowsPerBlock` rows each, and a row sees the keys of
+/// its window and sink tokens where it has a window, in tiles of
+/// `keysPerTile`.
+template <typename Ops, typename Num>
+constexpr Num forwardKeySplitsOf(const Ops &ops, Num batch, Num sq, Num group,
+                                 Num hkv, Num sk, std::optional<int64_t> window,
+                                 int64_t sinkTokens, int64_t rowsPerBlock,
+                                 int64_t keysPerTile, Num sms) {
+  Num queryBlocks =
+      ops.mul(ops.ceilDiv(ops.mul(sq, group), ops.constant(rowsPerBlock)),
+              ops.mul(hkv, batch));
+  Num keys = sk;
+  if (window)
+    keys = ops.min(keys, ops.add(sq, ops.constant(*window + sinkTokens)));
+  return keySplitsOf(ops, queryBlocks,
+                     ops.ceilDiv(keys, ops.constant(keysPerTile)), sms);
+}
 /// Whether a forward takes the split-KV kernels, even unsplit: where its
 /// keys split, and where a kv head's group of query heads is wider than
 /// one (GQA) with few query positions, so that one split-KV block holds
@@ -252,6 +271,13 @@ inline constexpr bool takesSplitKv(int64_t splits, int64_t sq, int64_t group,
                                    int64_t headDim) {
   return takesSplitKvOf(IntegerOps(), splits, sq, group, headDim);
 }
+static_assert(forwardKeySplitsOf(IntegerOps(), int64_t(1), int64_t(1),
+                                 int64_t(7), int64_t(4), int64_t(8191),
+                                 std::nullopt, 0, 64, 64, int64_t(132)) == 32 &&
+              forwardKeySplitsOf(IntegerOps(), int64_t(1), int64_t(1),
+                                 int64_t(7), int64_t(4), int64_t(8191),
+                                 std::optional<int64_t>(128), 0, 64, 64,
+                                 int64_t(132)) == 1);
 static_assert(keySplits(1, 100, 132) == 25 && keySplits(132, 100, 132) == 1 &&
               keySplits(10, 8, 132) == 2 && takesSplitKv(1, 1, 8, 128) &&
               !takesSplitKv(1, 1000, 1, 128));
