@@ -86,16 +86,17 @@ void TileBuilder::phase(StringRef name, Value lo, Value hi, Value innerLo,
   auto tag = [&](scf::ForOp forOp, StringRef path) {
     forOp->setAttr("fa.tiles", b.getStringAttr(name + "." + path));
   };
+  auto tiles = [&](Value from, Value to, bool masked) {
+    tag(loop(from, to, step, [&](Value start) { tile(start, masked); }),
+        masked ? "masked" : "unmasked");
+  };
   if (!leadingMasked) {
     // Where innerLo is lo itself there are no leading tiles to mask; else
     // the loop stays, whatever the caller believed.
     if (innerLo != lo)
-      tag(loop(lo, leadEnd, step, [&](Value start) { tile(start, true); }),
-          "masked");
-    tag(loop(leadEnd, midEnd, step, [&](Value start) { tile(start, false); }),
-        "unmasked");
-    tag(loop(midEnd, hi, step, [&](Value start) { tile(start, true); }),
-        "masked");
+      tiles(lo, leadEnd, /*masked=*/true);
+    tiles(leadEnd, midEnd, /*masked=*/false);
+    tiles(midEnd, hi, /*masked=*/true);
     return;
   }
   // The masked tiles, leading then trailing, walked by one loop with the
@@ -109,8 +110,7 @@ void TileBuilder::phase(StringRef name, Value lo, Value hi, Value innerLo,
         b, cmp(arith::CmpIPredicate::eq, t, leadTiles), /*withElse=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(turn.thenBlock());
-    tag(loop(leadEnd, midEnd, step, [&](Value start) { tile(start, false); }),
-        "unmasked");
+    tiles(leadEnd, midEnd, /*masked=*/false);
     b.setInsertionPointToStart(turn.elseBlock());
     Value leading = cmp(arith::CmpIPredicate::slt, t, leadTiles);
     Value trailing = sub(t, add(leadTiles, idx(1)));

@@ -143,7 +143,8 @@ public:
   /// leading and trailing masked tiles share one loop, which runs the
   /// unmasked loop at its turn between them: the same tiles in the same
   /// order, with the masked tile's code emitted once, not twice. Otherwise
-  /// the leading loop is empty and folds away.
+  /// the leading loop is left out where innerLo is lo itself (it could
+  /// never run).
   void phase(llvm::StringRef name, mlir::Value lo, mlir::Value hi,
              mlir::Value innerLo, mlir::Value innerHi, int64_t block,
              llvm::function_ref<void(mlir::Value, bool)> tile,
@@ -259,8 +260,8 @@ public:
   void keyTiles(const Variant &v, const Dims &dims, mlir::Value m0,
                 mlir::Value rows,
                 llvm::function_ref<void(mlir::Value, bool, mlir::Value)> tile);
-  /// The tiles of phase `p` as `phase` visits them, in three loops, or
-  /// where `branched` and `p` is branchable in one (branchedPhase):
+  /// The tiles of phase `p` as `phase` visits them, or where `branched`
+  /// and `p` is branchable in one loop (branchedPhase):
   /// `tile(start, masked, maskWhen)`, where a `masked` tile's code masks,
   /// always when `maskWhen` is null, else where that i1 holds.
   void
