@@ -307,6 +307,19 @@ protected:
     /// groups), this lane's rows' heads; else null.
     std::array<Value, 2> headOf;
   };
+  /// Block `linear` of a grid of `tiles` blocks for each of `pairs`
+  /// (batch, head) pairs, in sections of gridSection pairs, tile by tile
+  /// across a section's pairs: (its tile, its pair). Tile 0 of each pair in
+  /// a section runs first, so a grid whose low tiles are its longest
+  /// starts them early and ends on short ones.
+  std::pair<Value, Value> sectionedBlock(Value linear, Value tiles,
+                                         Value pairs) {
+    Value sectionBlocks = mul(idx(gridSection), tiles);
+    Value firstPair = mul(divi(linear, sectionBlocks), idx(gridSection));
+    Value width = min(idx(gridSection), sub(pairs, firstPair));
+    Value inSection = remi(linear, sectionBlocks);
+    return {divi(inSection, width), add(firstPair, remi(inSection, width))};
+  }
   QueryBlock queryBlock(const Variant &variant, const Dims &dims, Value tiles,
                         gpu::LaunchOp launch, int64_t rowsPerBlock) {
     return queryBlock(variant, dims, tiles, launch.getBlockIds().x,
@@ -315,15 +328,9 @@ protected:
   /// The same for block `linear` of the grid's order.
   QueryBlock queryBlock(const Variant &variant, const Dims &dims, Value tiles,
                         Value linear, int64_t rowsPerBlock) {
-    Value pairs = mul(dims.hq, dims.batch);
-    Value sectionBlocks = mul(idx(gridSection), tiles);
-    Value firstPair = mul(divi(linear, sectionBlocks), idx(gridSection));
-    Value width = min(idx(gridSection), sub(pairs, firstPair));
-    Value inSection = remi(linear, sectionBlocks);
-    Value tile = divi(inSection, width);
+    auto [tile, pair] = sectionedBlock(linear, tiles, mul(dims.hq, dims.batch));
     if (variant.causal)
       tile = sub(sub(tiles, idx(1)), tile);
-    Value pair = add(firstPair, remi(inSection, width));
     QueryBlock q;
     q.head = remi(pair, dims.hq);
     batchIdx = divi(pair, dims.hq);

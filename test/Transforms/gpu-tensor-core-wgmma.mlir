@@ -35,13 +35,30 @@
 // GRID-NEXT: %[[WIDTH:[0-9]+]] = arith.minsi %[[LEFT]], %c8 : index
 // GRID-NEXT: %[[IN:[0-9]+]] = arith.remui %[[L]], %[[SECTION]] : index
 // GRID-NEXT: %[[RANK:[0-9]+]] = arith.divui %[[IN]], %[[WIDTH]] : index
-// GRID-NEXT: %[[LAST:[0-9]+]] = arith.subi %[[TILES]], %c1 : index
-// GRID-NEXT: %[[TILE:[0-9]+]] = arith.subi %[[LAST]], %[[RANK]] : index
 // GRID-NEXT: %[[INPAIR:[0-9]+]] = arith.remui %[[IN]], %[[WIDTH]] : index
 // GRID-NEXT: %[[PAIR:[0-9]+]] = arith.addi %[[FIRST]], %[[INPAIR]] : index
+// GRID-NEXT: %[[LAST:[0-9]+]] = arith.subi %[[TILES]], %c1 : index
+// GRID-NEXT: %[[TILE:[0-9]+]] = arith.subi %[[LAST]], %[[RANK]] : index
 // GRID-NEXT: arith.remui %[[PAIR]], %c32 : index
 // GRID-NEXT: arith.divui %[[PAIR]], %c32 : index
 // GRID: arith.muli %[[TILE]], %c192 : index
+// The dK/dV grid likewise, over (key blocks, kv heads, batch): sections of
+// 8 (batch, kv head) pairs, key block by key block across a section's
+// pairs, the first key blocks (under a causal mask the longest) first.
+// GRID-LABEL: func.func @gqa_backward(
+// GRID: gpu.launch blocks(%[[BL:[a-z0-9]+]], {{.*}} module(@gqa_backward_wgmma_dk_dv_d128)
+// GRID: %[[BSECTION:[0-9]+]] = arith.muli %{{[0-9]+}}, %c8 : index
+// GRID-NEXT: %[[BS:[0-9]+]] = arith.divui %[[BL]], %[[BSECTION]] : index
+// GRID-NEXT: %[[BFIRST:[0-9]+]] = arith.muli %[[BS]], %c8 : index
+// GRID-NEXT: %[[BLEFT:[0-9]+]] = arith.subi %{{[0-9]+}}, %[[BFIRST]] : index
+// GRID-NEXT: %[[BWIDTH:[0-9]+]] = arith.minsi %[[BLEFT]], %c8 : index
+// GRID-NEXT: %[[BIN:[0-9]+]] = arith.remui %[[BL]], %[[BSECTION]] : index
+// GRID-NEXT: %[[KEYBLOCK:[0-9]+]] = arith.divui %[[BIN]], %[[BWIDTH]] : index
+// GRID-NEXT: %[[BINPAIR:[0-9]+]] = arith.remui %[[BIN]], %[[BWIDTH]] : index
+// GRID-NEXT: %[[BPAIR:[0-9]+]] = arith.addi %[[BFIRST]], %[[BINPAIR]] : index
+// GRID-NEXT: arith.remui %[[BPAIR]], %c8 : index
+// GRID-NEXT: arith.divui %[[BPAIR]], %c8 : index
+// GRID-NEXT: arith.muli %[[KEYBLOCK]], %c128 : index
 
 // generation=wgmma: the 16-bit forward gets one wgmma kernel per head dim
 // (32 to 256), in front of the scalar loops. The host asks the runtime for
