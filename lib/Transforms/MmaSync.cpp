@@ -76,10 +76,11 @@ public:
     for (Value *m : {&args.q, &args.k, &args.v, &args.dO, &args.dk, &args.dv})
       *m = withUnitStride(*m);
     Dims dims = attentionDims(args.q, args.k);
-    launch({ceilDiv(dims.sk, blockN), dims.hkv, dims.batch},
+    Value tiles = ceilDiv(dims.sk, blockN);
+    launch({tiles, dims.hkv, dims.batch},
            {blockN, blockN, queryRows, queryRows}, kernelName,
            [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
-             emitDkDvBody(variant, args, dims, launch, shared);
+             emitDkDvBody(variant, args, dims, tiles, launch, shared);
            });
   }
 
@@ -90,9 +91,10 @@ public:
     for (Value *m : {&args.q, &args.k, &args.v, &args.dO, &args.dq})
       *m = withUnitStride(*m);
     Dims dims = attentionDims(args.q, args.k);
-    launch({ceilDiv(dims.sq, kBlockM), dims.hq, dims.batch}, {blockN, blockN},
-           kernelName, [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
-             emitDqBody(variant, args, dims, launch, shared);
+    Value tiles = ceilDiv(dims.sq, kBlockM);
+    launch({tiles, dims.hq, dims.batch}, {blockN, blockN}, kernelName,
+           [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
+             emitDqBody(variant, args, dims, tiles, launch, shared);
            });
   }
 
@@ -656,23 +658,23 @@ private:
   }
 
   void emitDkDvBody(const Variant &variant, const GradArgs &args,
-                    const Dims &dims, gpu::LaunchOp launch,
+                    const Dims &dims, Value keyTiles, gpu::LaunchOp launch,
                     ArrayRef<Value> tiles) {
     Value kTile = tiles[0], vTile = tiles[1], qTile = tiles[2],
           dOTile = tiles[3];
-    Value kvh = blockCoord[1];
-    Value n0 = mul(blockCoord[0], idx(blockN));
+    Value n0 =
+        mul(keyBlockTile(dims, keyTiles, launch.getBlockIds().x), idx(blockN));
     Value cols = min(idx(blockN), sub(dims.sk, n0));
     Value warpKey = mul(warp, idx(16));
     std::array<Value, 2> keyOf = laneRows(add(n0, warpKey));
     Value scale = scoreScale(variant, idx(headDim));
     Value scaleLog2 = toBase2(scale);
 
-    loadTile(args.k, kTile, n0, dims.sk, kvh);
-    loadTile(args.v, vTile, n0, dims.sk, kvh);
+    loadTile(args.k, kTile, n0, dims.sk, kvHead);
+    loadTile(args.v, vTile, n0, dims.sk, kvHead);
     Value dk = zeroState(), dv = zeroState();
     loop(dims.group, [&](Value member) {
-      Value head = add(mul(kvh, dims.group), member);
+      Value head = add(mul(kvHead, dims.group), member);
       queryTiles(variant, dims, n0, cols, queryRows,
                  [&](Value m0, bool masked) {
         stageTiles({args.q, args.dO}, {qTile, dOTile}, m0, dims.sq, head);
@@ -695,19 +697,18 @@ private:
       });
     });
     Value one = flt(1.0);
-    storeRows(dk, {scale, scale}, args.dk, kvh, keyOf, dims.sk);
-    storeRows(dv, {one, one}, args.dv, kvh, keyOf, dims.sk);
+    storeRows(dk, {scale, scale}, args.dk, kvHead, keyOf, dims.sk);
+    storeRows(dv, {one, one}, args.dv, kvHead, keyOf, dims.sk);
   }
 
   void emitDqBody(const Variant &variant, const GradArgs &args,
-                  const Dims &dims, gpu::LaunchOp launch,
+                  const Dims &dims, Value queryTiles, gpu::LaunchOp launch,
                   ArrayRef<Value> tiles) {
     Value kTile = tiles[0], vTile = tiles[1];
-    Value head = blockCoord[1];
-    kvHead = arith::DivUIOp::create(b, head, dims.group);
-    Value m0 = mul(blockCoord[0], idx(kBlockM));
-    Value rows = min(idx(kBlockM), sub(dims.sq, m0));
-    std::array<Value, 2> rowOf = laneRows(add(m0, mul(warp, idx(16))));
+    // The forward's order: the longest causal tiles first.
+    QueryBlock block = queryBlock(variant, dims, queryTiles, launch, kBlockM);
+    Value head = block.head, m0 = block.m0, rows = block.rows;
+    std::array<Value, 2> rowOf = block.rowOf;
     Value scale = scoreScale(variant, idx(headDim));
     Value scaleLog2 = toBase2(scale);
 

@@ -77,16 +77,7 @@ public:
         name,
         [&](gpu::LaunchOp launch, ArrayRef<Value> maps,
             const SharedLayout &at) {
-          // Key blocks in the grid's sections, each section's first key
-          // blocks first: under a causal mask (and with sink tokens) those
-          // see the most query tiles, so the last wave is short blocks.
-          // (In order of key block within each pair, the long blocks of
-          // the last pairs ran last: 22% of the SMs' time idle in gpt-oss's
-          // causal GQA dK/dV, ncu.)
-          auto [tile, pair] = sectionedBlock(launch.getBlockIds().x, tiles,
-                                             mul(dims.hkv, dims.batch));
-          kvHead = remi(pair, dims.hkv);
-          batchIdx = divi(pair, dims.hkv);
+          Value tile = keyBlockTile(dims, tiles, launch.getBlockIds().x);
           // Tile t: key block t / parts, its columns part t % parts.
           Value part = remi(tile, idx(parts()));
           Value n0 = mul(divi(tile, idx(parts())), idx(blockN));
