@@ -10,6 +10,7 @@
 // RUN: fa-opt %s --fa-tile --fa-gpu-tensor-core=forward-warps=8 | FileCheck %s --check-prefix=WARPS8
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core=forward-warps=6 2>&1 | FileCheck %s --check-prefix=BADWARPS
 // RUN: fa-opt %s --fa-tile --fa-gpu-tensor-core | FileCheck %s --check-prefix=DIMS
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core --canonicalize --cse | FileCheck %s --check-prefix=GRID
 // BAD: error: fa-gpu-tensor-core: block-n must be a positive multiple of 16, got 24
 // BADWARPS: error: fa-gpu-tensor-core: forward-warps must be 4 or 8, got 6
 // BADSTAGES: error: fa-gpu-tensor-core: kv-stages must be 1 or 2, got 3
@@ -146,6 +147,39 @@
 // CHECK: module(@gqa_backward_mma_dq_d64) function(@gqa_backward_mma_dq_d64)
 // CHECK: module(@gqa_backward_mma_dq_d128) function(@gqa_backward_mma_dq_d128)
 // CHECK: fa.loop = "dq"
+
+// The backward grids run in the forward's order (TensorCoreEmitter's
+// sectionedBlock): the dK/dV blocks in sections of 8 (batch, kv head)
+// pairs, key block by key block across a section's pairs, the first key
+// blocks (under a causal mask the longest) first; the dQ blocks likewise
+// over (batch, query head) pairs, the last (longest) query tiles first.
+// GRID-LABEL: func.func @gqa_backward(
+// GRID: gpu.launch blocks(%[[KL:[a-z0-9]+]], {{.*}} module(@gqa_backward_mma_dk_dv_d128)
+// GRID: %[[KS:[0-9]+]] = arith.divui %[[KL]], %[[KSECTION:[0-9]+]] : index
+// GRID-NEXT: %[[KFIRST:[0-9]+]] = arith.muli %[[KS]], %c8 : index
+// GRID-NEXT: %[[KLEFT:[0-9]+]] = arith.subi %{{[0-9]+}}, %[[KFIRST]] : index
+// GRID-NEXT: %[[KWIDTH:[0-9]+]] = arith.minsi %[[KLEFT]], %c8 : index
+// GRID-NEXT: %[[KIN:[0-9]+]] = arith.remui %[[KL]], %[[KSECTION]] : index
+// GRID-NEXT: %[[KEYBLOCK:[0-9]+]] = arith.divui %[[KIN]], %[[KWIDTH]] : index
+// GRID-NEXT: %[[KINPAIR:[0-9]+]] = arith.remui %[[KIN]], %[[KWIDTH]] : index
+// GRID-NEXT: %[[KPAIR:[0-9]+]] = arith.addi %[[KFIRST]], %[[KINPAIR]] : index
+// GRID-NEXT: arith.remui %[[KPAIR]], %c8 : index
+// GRID-NEXT: arith.divui %[[KPAIR]], %c8 : index
+// GRID-NEXT: arith.muli %[[KEYBLOCK]], %c64 : index
+// GRID: gpu.launch blocks(%[[QL:[a-z0-9]+]], {{.*}} module(@gqa_backward_mma_dq_d128)
+// GRID: %[[QS:[0-9]+]] = arith.divui %[[QL]], %[[QSECTION:[0-9]+]] : index
+// GRID-NEXT: %[[QFIRST:[0-9]+]] = arith.muli %[[QS]], %c8 : index
+// GRID-NEXT: %[[QLEFT:[0-9]+]] = arith.subi %{{[0-9]+}}, %[[QFIRST]] : index
+// GRID-NEXT: %[[QWIDTH:[0-9]+]] = arith.minsi %[[QLEFT]], %c8 : index
+// GRID-NEXT: %[[QIN:[0-9]+]] = arith.remui %[[QL]], %[[QSECTION]] : index
+// GRID-NEXT: %[[QRANK:[0-9]+]] = arith.divui %[[QIN]], %[[QWIDTH]] : index
+// GRID-NEXT: %[[QINPAIR:[0-9]+]] = arith.remui %[[QIN]], %[[QWIDTH]] : index
+// GRID-NEXT: %[[QPAIR:[0-9]+]] = arith.addi %[[QFIRST]], %[[QINPAIR]] : index
+// GRID-NEXT: %[[QLAST:[0-9]+]] = arith.subi %{{[0-9]+}}, %c1 : index
+// GRID-NEXT: %[[QTILE:[0-9]+]] = arith.subi %[[QLAST]], %[[QRANK]] : index
+// GRID-NEXT: arith.remui %[[QPAIR]], %c32 : index
+// GRID-NEXT: arith.divui %[[QPAIR]], %c32 : index
+// GRID: arith.muli %[[QTILE]], %c64 : index
 
 fa.kernel @gqa {
   func.func @forward(%q: tensor<?x32x?x?xbf16>, %k: tensor<?x8x?x?xbf16>,
