@@ -3,11 +3,12 @@
 // The Hopper backward: two warp-specialised kernels (WgmmaEmitter.h), each
 // recomputing S and dP from the forward's lse, every GEMM on wgmma.
 //
-// dK/dV: a block per (key block, kv head, batch); each consumer warpgroup
-// owns 64 keys of the block, whose K and V are the fixed tiles. The
-// streamed tiles are Q (0) and dO (1) of each query tile that can see the
-// block (TileBuilder's query phase: the mask as loop bounds), over every
-// query head of the kv head's group. Per query tile:
+// dK/dV: a block per (key block, kv head, batch), the longest first
+// (keyBlockTile); each consumer warpgroup owns 64 keys of the block, whose
+// K and V are the fixed tiles. The streamed tiles are Q (0) and dO (1) of
+// each query tile that can see the block (TileBuilder's query phase: the
+// mask as loop bounds), over every query head of the kv head's group. Per
+// query tile:
 //   S^T = K Q^T, dP^T = V dO^T   wgmma from shared memory (both K-major),
 //                                one group
 //   P^T, dS^T                    in the accumulators (keyMajorGrads)
