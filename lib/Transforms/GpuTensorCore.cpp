@@ -332,7 +332,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   };
 
   /// The blocks the split-KV forward splits each query block's keys
-  /// into, computed at `b` as tensor_core::keySplits: 1 (no split) where
+  /// into, computed at `b` as tensor_core::keySplitsOf: 1 (no split) where
   /// its query blocks fill the GPU's SMs (the runtime's faMultiprocessorCount),
   /// else enough for kSplitBlocksPerSm blocks per SM, with at least
   /// kMinSplitKeyTiles key tiles each (of the pass's block-n keys, counted over

@@ -215,7 +215,8 @@ struct IntegerOps {
 /// The split count for `queryBlocks` blocks whose rows see `keyTiles` key
 /// tiles on `sms` SMs (1: no split): where the blocks leave SMs idle,
 /// enough splits for kSplitBlocksPerSm blocks per SM, each with at least
-/// kMinSplitKeyTiles key tiles, at most kMaxKeySplits.
+/// kMinSplitKeyTiles key tiles, at most kMaxKeySplits. `queryBlocks` is at
+/// least 1 (the runtime refuses empty tensors first).
 template <typename Ops, typename Num>
 constexpr Num keySplitsOf(const Ops &ops, Num queryBlocks, Num keyTiles,
                           Num sms) {
@@ -225,12 +226,6 @@ constexpr Num keySplitsOf(const Ops &ops, Num queryBlocks, Num keyTiles,
       ops.min(wanted, ops.floorDiv(keyTiles, ops.constant(kMinSplitKeyTiles))),
       ops.constant(1), ops.constant(kMaxKeySplits));
   return ops.select(ops.lessThan(queryBlocks, sms), splits, ops.constant(1));
-}
-inline constexpr int64_t keySplits(int64_t queryBlocks, int64_t keyTiles,
-                                   int64_t sms) {
-  return queryBlocks < 1
-             ? 1
-             : keySplitsOf(IntegerOps(), queryBlocks, keyTiles, sms);
 }
 /// keySplitsOf a forward's shape: its split blocks hold a kv head's group
 /// of query heads, `rowsPerBlock` rows each, and a row sees the keys of
@@ -278,9 +273,11 @@ static_assert(forwardKeySplitsOf(IntegerOps(), int64_t(1), int64_t(1),
                                  int64_t(7), int64_t(4), int64_t(8191),
                                  std::optional<int64_t>(128), 0, 64, 64,
                                  int64_t(132)) == 1);
-static_assert(keySplits(1, 100, 132) == 25 && keySplits(132, 100, 132) == 1 &&
-              keySplits(10, 8, 132) == 2 && takesSplitKv(1, 1, 8, 128) &&
-              !takesSplitKv(1, 1000, 1, 128));
+static_assert(
+    keySplitsOf(IntegerOps(), int64_t(1), int64_t(100), int64_t(132)) == 25 &&
+    keySplitsOf(IntegerOps(), int64_t(132), int64_t(100), int64_t(132)) == 1 &&
+    keySplitsOf(IntegerOps(), int64_t(10), int64_t(8), int64_t(132)) == 2 &&
+    takesSplitKv(1, 1, 8, 128) && !takesSplitKv(1, 1000, 1, 128));
 /// (batch, head) pairs whose query tiles a forward grid interleaves, the
 /// longest causal tiles of the section first (queryBlock), by default:
 /// enough blocks per section to fill the GPU's last wave with short ones,
