@@ -3,7 +3,8 @@
 # with the overlay $2 (a .tar.xz of bin/fa-run and lib/, B) unpacked over
 # it (A too gets $AB_OVERLAY_A over it, when set), alternating fa-run processes (FA_AUTOTUNE=0, one kernel cache each),
 # forward and backward TFLOP/s. Usage: ab.sh ROUNDS OVERLAY [CASES], CASES
-# "spec|B,Hq,Hkv,Sq,Sk,D[|fa-run flags] ..." (default below).
+# "spec|B,Hq,Hkv,Sq,Sk,D[|fa-run flags] ..." (default below). AB_FLAGS
+# (default --backward) go to every run: AB_FLAGS= times the forward alone.
 A=/tmp/fa-a B=/tmp/fa-b
 rm -rf $A $B && mkdir -p $A $B
 tar -xJf bundle/fa-bundle.tar.xz -C $A && tar -xJf bundle/fa-bundle.tar.xz -C $B &&
@@ -18,7 +19,7 @@ for r in $(seq "${1:-2}"); do
       d=$A; [ $m = B ] && d=$B
       out=$(LD_LIBRARY_PATH=$d/lib FA_CACHE_DIR=/tmp/ab-cache-$m timeout 120 \
         $d/bin/fa-run kernels_spec/$spec.mlir --target gpu --dtype bf16 \
-        --repeat 30 --backward $flags --shape $shape 2>&1 |
+        --repeat 30 ${AB_FLAGS---backward} $flags --shape $shape 2>&1 |
         grep -oE 'fwd_tflops=[0-9.]+|bwd_tflops=[0-9.]+|error.*' | tr '\n' ' ')
       echo "r$r $spec $shape $flags $m $out"
     done

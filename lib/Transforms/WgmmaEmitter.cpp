@@ -358,6 +358,8 @@ WgmmaEmitter::setUpShared(ArrayRef<int64_t> fixedRows, int64_t streamRows,
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(first.thenBlock());
     NVVM::MBarrierInitOp::create(b, fixedLanded(at), i32(1), Value());
+    NVVM::MBarrierInitOp::create(b, fixedFree(at), i32(128 * groups()),
+                                 Value());
     for (int64_t s = 0; s < kvStages; ++s)
       for (int64_t tile = 0; tile < 2; ++tile) {
         NVVM::MBarrierInitOp::create(
@@ -387,14 +389,17 @@ Value WgmmaEmitter::waitStreamed(const SharedLayout &at, Value count) {
   return slot;
 }
 
-void WgmmaEmitter::emitProducer(const SharedLayout &at,
-                                ArrayRef<FixedCopy> fixed,
-                                std::array<Value, 2> streamMaps,
-                                StreamVisitor visit) {
+void WgmmaEmitter::electedThread(llvm::function_ref<void()> body) {
   auto elected = scf::IfOp::create(
       b, cmp(arith::CmpIPredicate::eq, tid, idx(0)), false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(elected.thenBlock());
+  body();
+}
+
+void WgmmaEmitter::produce(const SharedLayout &at, ArrayRef<FixedCopy> fixed,
+                           std::array<Value, 2> streamMaps, StreamVisitor visit,
+                           Value firstTile) {
   int64_t fixedBytes = 0;
   for (const FixedCopy &copy : fixed)
     fixedBytes += tileBytes(at.fixedRows[copy.tile]);
@@ -404,7 +409,7 @@ void WgmmaEmitter::emitProducer(const SharedLayout &at,
                   at.fixedRows[copy.tile], copy.row, copy.head,
                   fixedLanded(at));
   visit([&](Value count, Value row, Value head) {
-    auto [slot, parity] = stageOf(count);
+    auto [slot, parity] = stageOf(add(firstTile, count));
     // The round before is free once the consumers said so; the first
     // round's wait (parity 1 of a fresh barrier) passes at once.
     Value before = xori(parity, idx(1));
@@ -430,18 +435,101 @@ void WgmmaEmitter::streamKeyTiles(
   }
 }
 
-void WgmmaEmitter::emitQueryBlockProducer(const Variant &variant,
-                                          const Dims &dims,
-                                          const QueryBlock &block,
-                                          const SharedLayout &at,
-                                          ArrayRef<Value> fixedMaps,
-                                          std::array<Value, 2> streamMaps) {
+void WgmmaEmitter::produceQueryBlock(const Variant &variant, const Dims &dims,
+                                     const QueryBlock &block,
+                                     const SharedLayout &at,
+                                     ArrayRef<Value> fixedMaps,
+                                     std::array<Value, 2> streamMaps,
+                                     Value firstTile) {
   SmallVector<FixedCopy, 2> fixed;
   for (auto [tile, map] : llvm::enumerate(fixedMaps))
     fixed.push_back({map, int64_t(tile), block.m0, block.head});
-  emitProducer(at, fixed, streamMaps, [&](auto copy) {
-    streamKeyTiles(variant, dims, block.m0, block.rows, copy);
-  });
+  produce(
+      at, fixed, streamMaps,
+      [&](auto copy) {
+        streamKeyTiles(variant, dims, block.m0, block.rows, copy);
+      },
+      firstTile);
+}
+
+WgmmaEmitter::WorkItem WgmmaEmitter::beginWorkItem(scf::WhileOp items) {
+  Type index = b.getIndexType();
+  Block *after = b.createBlock(&items.getAfter(), {}, {index, index, index},
+                               {b.getLoc(), b.getLoc(), b.getLoc()});
+  return {after->getArgument(2), after->getArgument(0), after->getArgument(1)};
+}
+
+void WgmmaEmitter::produceWorkItems(
+    gpu::LaunchOp launch, const SharedLayout &at, Value work, Value counter,
+    llvm::function_ref<Value(const WorkItem &)> body) {
+  Value blocks = launch.getGridSizeX();
+  Type index = b.getIndexType();
+  auto items =
+      scf::WhileOp::create(b, TypeRange{index, index, index},
+                           ValueRange{idx(0), idx(0), launch.getBlockIds().x});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *before = b.createBlock(&items.getBefore(), {}, {index, index, index},
+                                  {b.getLoc(), b.getLoc(), b.getLoc()});
+    Value round = before->getArgument(0), item = before->getArgument(2);
+    // The slot is the consumers' until they freed the last item's fixed
+    // tiles (the first round's wait, parity 1 of a fresh barrier, passes).
+    waitBarrier(fixedFree(at), xori(remi(round, 2), idx(1)));
+    LLVM::StoreOp::create(b, toI32(item), nextItemSlot(at));
+    Value more = cmp(arith::CmpIPredicate::ult, item, work);
+    // Past the last item the consumers learn so from fixedLanded's phase
+    // alone: its one arrival, no copies.
+    auto last = scf::IfOp::create(b, more, /*withElseRegion=*/true);
+    b.setInsertionPointToStart(last.elseBlock());
+    arriveOn(fixedLanded(at));
+    b.setInsertionPointAfter(last);
+    scf::ConditionOp::create(b, more, before->getArguments());
+  }
+  {
+    OpBuilder::InsertionGuard guard(b);
+    WorkItem item = beginWorkItem(items);
+    Value tiles = body(item);
+    // The grid's blocks took the first `blocks` items; the counter hands
+    // out the rest (none where the grid covers the work: no atomic then).
+    auto draw = scf::IfOp::create(b, TypeRange{index},
+                                  cmp(arith::CmpIPredicate::ugt, work, blocks),
+                                  /*withElseRegion=*/true);
+    b.setInsertionPointToStart(draw.thenBlock());
+    Value drawn = memref::AtomicRMWOp::create(
+        b, arith::AtomicRMWKind::addi, i32(1), counter, ValueRange{idx(0)});
+    scf::YieldOp::create(
+        b, add(blocks, arith::IndexCastUIOp::create(b, index, drawn)));
+    b.setInsertionPointToStart(draw.elseBlock());
+    scf::YieldOp::create(b, work);
+    b.setInsertionPointAfter(draw);
+    scf::YieldOp::create(b, ValueRange{add(item.round, idx(1)),
+                                       add(item.firstTile, tiles),
+                                       draw.getResult(0)});
+  }
+}
+
+void WgmmaEmitter::consumeWorkItems(
+    const SharedLayout &at, Value work,
+    llvm::function_ref<Value(const WorkItem &)> body) {
+  Type index = b.getIndexType();
+  auto items = scf::WhileOp::create(b, TypeRange{index, index, index},
+                                    ValueRange{idx(0), idx(0)});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *before = b.createBlock(&items.getBefore(), {}, {index, index},
+                                  {b.getLoc(), b.getLoc()});
+    Value round = before->getArgument(0);
+    waitBarrier(fixedLanded(at), remi(round, 2));
+    Value item = arith::IndexCastUIOp::create(
+        b, index, LLVM::LoadOp::create(b, b.getI32Type(), nextItemSlot(at)));
+    scf::ConditionOp::create(b, cmp(arith::CmpIPredicate::ult, item, work),
+                             ValueRange{round, before->getArgument(1), item});
+  }
+  OpBuilder::InsertionGuard guard(b);
+  WorkItem item = beginWorkItem(items);
+  Value tiles = body(item);
+  scf::YieldOp::create(
+      b, ValueRange{add(item.round, idx(1)), add(item.firstTile, tiles)});
 }
 
 Value WgmmaEmitter::enterConsumer() {

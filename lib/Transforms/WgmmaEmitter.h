@@ -274,6 +274,19 @@ protected:
   Value fixedLanded(const SharedLayout &at) {
     return sharedPointer(add(at.aligned, idx(at.barriers)));
   }
+  /// The fixed tiles are free again: every consumer thread arrives once
+  /// its warpgroup's reads of them are done (persistent blocks, whose
+  /// producer then copies the next item's).
+  Value fixedFree(const SharedLayout &at) {
+    return sharedPointer(
+        add(at.aligned, idx(at.barriers + 8 * (1 + 4 * kvStages))));
+  }
+  /// The shared i32 through which a persistent block's producer names its
+  /// consumers' next work item.
+  Value nextItemSlot(const SharedLayout &at) {
+    return sharedPointer(
+        add(at.aligned, idx(at.barriers + 8 * (2 + 4 * kvStages))));
+  }
   Value stageBarrier(const SharedLayout &at, int64_t tile, StageEvent event,
                      Value slot);
   /// The shared byte address of streamed tile `tile` (0 or 1) of stage
@@ -323,19 +336,68 @@ protected:
   void streamKeyTiles(const Variant &variant, const Dims &dims, Value m0,
                       Value rows,
                       llvm::function_ref<void(Value, Value, Value)> copy);
-  /// The producer warpgroup: one thread issues the fixed tiles' copies (completing on fixedLanded), then each
-  /// streamed tile's pair into its stage once the consumers freed that
-  /// stage's pair of the round before.
+  /// The producer warpgroup: one thread issues the fixed tiles' copies
+  /// (completing on fixedLanded), then each streamed tile's pair into its
+  /// stage once the consumers freed that stage's pair of the round before.
   void emitProducer(const SharedLayout &at, ArrayRef<FixedCopy> fixed,
-                    std::array<Value, 2> streamMaps, StreamVisitor visit);
+                    std::array<Value, 2> streamMaps, StreamVisitor visit) {
+    electedThread([&] { produce(at, fixed, streamMaps, visit, idx(0)); });
+  }
   /// The producer of `block`, a block of query rows (queryBlock or
   /// forwardBlock): fixed tile i through `fixedMaps[i]` at the block's rows
   /// and head, K and V streamed through `streamMaps` over the key tiles
-  /// those rows visit (streamKeyTiles): the forward's and dQ's.
+  /// those rows visit (streamKeyTiles): the forward's and dQ's. Its first
+  /// streamed tile is the block's tile `firstTile` (a persistent block's
+  /// count goes on across its items).
+  void produceQueryBlock(const Variant &variant, const Dims &dims,
+                         const QueryBlock &block, const SharedLayout &at,
+                         ArrayRef<Value> fixedMaps,
+                         std::array<Value, 2> streamMaps, Value firstTile);
   void emitQueryBlockProducer(const Variant &variant, const Dims &dims,
                               const QueryBlock &block, const SharedLayout &at,
                               ArrayRef<Value> fixedMaps,
-                              std::array<Value, 2> streamMaps);
+                              std::array<Value, 2> streamMaps) {
+    electedThread([&] {
+      produceQueryBlock(variant, dims, block, at, fixedMaps, streamMaps,
+                        idx(0));
+    });
+  }
+  /// What emitProducer's thread does, its streamed tiles counted from
+  /// `firstTile`.
+  void produce(const SharedLayout &at, ArrayRef<FixedCopy> fixed,
+               std::array<Value, 2> streamMaps, StreamVisitor visit,
+               Value firstTile);
+  /// Runs `body` on the producer warpgroup's thread 0 alone.
+  void electedThread(llvm::function_ref<void()> body);
+
+  /// A persistent block's work item: its index in the grid's order, how
+  /// many items the block ran before it (`round`, whose parity the fixed
+  /// tiles' barriers are in) and the streamed tiles those had
+  /// (`firstTile`: this item's first tile's count).
+  struct WorkItem {
+    Value linear, round, firstTile;
+  };
+  /// A persistent grid's blocks take `work` items (grid-order indices)
+  /// until none is left: block b its first item b, and each later one from
+  /// `counter` (a zeroed global i32: the items past the grid's first are
+  /// handed out in order, each once, to whichever block asks first, so the
+  /// long items that lead the order start first and blocks that drew short
+  /// ones take more). The producer's thread draws them, tells the
+  /// consumers through nextItemSlot and fixedLanded, and copies each
+  /// item's fixed tiles once the consumers freed the last item's
+  /// (fixedFree). `body` emits an item's work and returns its streamed
+  /// tiles.
+  void produceWorkItems(gpu::LaunchOp launch, const SharedLayout &at,
+                        Value work, Value counter,
+                        llvm::function_ref<Value(const WorkItem &)> body);
+  /// The consumers' side: each waits for its item's fixed tiles, and stops
+  /// at the producer's item past the last. `body` must arrive on fixedFree
+  /// once the item's fixed tiles are read.
+  void consumeWorkItems(const SharedLayout &at, Value work,
+                        llvm::function_ref<Value(const WorkItem &)> body);
+  /// Starts the body of a work-item loop, whose after-region takes (round,
+  /// firstTile, linear), at the builder; returns its item.
+  WorkItem beginWorkItem(scf::WhileOp items);
   /// Enters a consumer warpgroup: takes the registers, and counts its
   /// threads and warps from 0 (warp w owns rows 16w.. 16w + 15 of the
   /// block's consumer rows, warpgroup w / 4's M). Returns its warpgroup.

@@ -34,29 +34,61 @@ public:
       : WgmmaEmitter(b, element, headDim, shape), pipelined(pipelined) {}
 
   /// Launches the forward kernel for this head dim, named `kernelName`,
-  /// once the driver made Q, K and V's tensor maps.
+  /// once the driver made Q, K and V's tensor maps: a persistent grid of
+  /// one block per SM (the registers hold one), each taking query blocks
+  /// in the grid's order until none is left (produceWorkItems), so that
+  /// its producer copies the next block's Q and first K/V tiles under the
+  /// last block's final tiles and epilogue.
   void emitForward(const Variant &variant, ForwardArgs args,
                    StringRef kernelName) {
     for (Value *m : {&args.q, &args.k, &args.v, &args.o})
       *m = withUnitStride(*m);
     Dims dims = attentionDims(args.q, args.k);
     std::array<Value, 3> grid = forwardGrid(args, dims, queryRows);
+    Value work = mul(grid[0], mul(grid[1], grid[2]));
+    Value blocks = persistentBlocks(work);
+    Value counter =
+        memref::AllocOp::create(b, MemRefType::get({1}, b.getI32Type()));
+    zeroCounter(counter, cmp(arith::CmpIPredicate::ugt, work, blocks),
+                (kernelName + "_schedule").str());
     launchWithTensorMaps(
         {{args.q, 0, queryRows}, {args.k, 1, blockN}, {args.v, 2, blockN}},
-        grid, {queryRows}, blockN,
+        {blocks, idx(1), idx(1)}, {queryRows}, blockN,
         /*scratchBytes=*/0, kernelName,
         [&](gpu::LaunchOp launch, ArrayRef<Value> maps,
             const SharedLayout &at) {
-          Value linear = launch.getBlockIds().x;
           splitRoles(
               [&] {
-                auto [block, blockDims] = forwardBlock(
-                    variant, args, dims, grid[0], linear, queryRows);
-                emitQueryBlockProducer(variant, blockDims, block, at, {maps[0]},
-                                       {maps[1], maps[2]});
+                electedThread([&] {
+                  produceWorkItems(
+                      launch, at, work, counter, [&](const WorkItem &item) {
+                        auto [block, blockDims] =
+                            forwardBlock(variant, args, dims, grid[0],
+                                         item.linear, queryRows);
+                        produceQueryBlock(variant, blockDims, block, at,
+                                          {maps[0]}, {maps[1], maps[2]},
+                                          item.firstTile);
+                        return blockTiles(variant, blockDims, block);
+                      });
+                });
               },
-              [&] { emitConsumer(variant, args, dims, grid[0], linear, at); });
+              [&] {
+                Value group = enterConsumer();
+                // Ping-pong turns go round the warpgroups tile after tile,
+                // across the block's items: warpgroup 0 goes first (the
+                // last hands it the first turn), and takes the turn the
+                // last tile hands on once no item is left.
+                if (pingPongs())
+                  onGroup(group, groups() - 1, [&] { passTurn(idx(0)); });
+                consumeWorkItems(at, work, [&](const WorkItem &item) {
+                  return emitConsumer(variant, args, dims, grid[0], group, item,
+                                      at);
+                });
+                if (pingPongs())
+                  onGroup(group, 0, [&] { waitTurn(group); });
+              });
         });
+    memref::DeallocOp::create(b, counter);
   }
 
 private:
@@ -111,13 +143,14 @@ private:
   /// around the wgmma (whose accumulators must not cross one unwaited).
   /// With two or three consumers they take turns to issue (ping-pong), so
   /// one's softmax has the tensor cores' other GEMMs under it.
-  void emitConsumer(const Variant &variant, const ForwardArgs &args,
-                    const Dims &allDims, Value tiles, Value linear,
-                    const SharedLayout &at) {
-    Value group = enterConsumer();
+  ///
+  /// Returns the item's key tiles; arrives on fixedFree once Q is read.
+  Value emitConsumer(const Variant &variant, const ForwardArgs &args,
+                     const Dims &allDims, Value tiles, Value group,
+                     const WorkItem &item, const SharedLayout &at) {
     Value queries = rowAt(fixedAt(at, 0), mul(group, idx(kGroupRows)));
     auto [block, dims] =
-        forwardBlock(variant, args, allDims, tiles, linear, queryRows);
+        forwardBlock(variant, args, allDims, tiles, item.linear, queryRows);
     Value head = block.head;
     std::array<Value, 2> rowOf = block.rowOf;
     Value scaleLog2 = toBase2(scoreScale(variant, idx(headDim)));
@@ -127,29 +160,13 @@ private:
       storeState(flt(0.0), pBuffer, i);
     SmallVector<KeyPhase, 2> phases =
         keyPhases(variant, dims, block.m0, block.rows);
-    waitBarrier(fixedLanded(at), idx(0));
-    // The block's tiles, over its phases.
-    Value total = idx(0);
-    for (const KeyPhase &p : phases)
-      total = add(total, tileCount(p.lo, p.hi, blockN));
+    Value total = phasesTileCount(phases);
     // Ping-pong (pipelined, two or three consumers): the warpgroups take
     // turns, in order, to issue a tile's GEMMs, so one's softmax runs under
     // the others'.
-    bool pingPong = pipelined && groups() >= 2;
-    if (pingPong) {
-      // Warpgroup 0 goes first: the last hands it the first turn.
-      auto first = scf::IfOp::create(
-          b,
-          arith::AndIOp::create(
-              b, cmp(arith::CmpIPredicate::eq, group, idx(groups() - 1)),
-              cmp(arith::CmpIPredicate::sgt, total, idx(0))),
-          false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(first.thenBlock());
-      passTurn(idx(0));
-    }
-    TileStep step{variant, dims,    state, scaleLog2, rowOf, at,
-                  queries, pBuffer, group, total,     pingPong};
+    bool pingPong = pingPongs();
+    TileStep step{variant, dims,    state, scaleLog2,      rowOf, at,
+                  queries, pBuffer, group, item.firstTile, total, pingPong};
     Value done = idx(0); // tiles of the earlier phases
     for (const KeyPhase &p : phases) {
       phaseTiles(p, blockN, [&](Value n0, bool masked, Value maskWhen) {
@@ -162,18 +179,61 @@ private:
       });
       done = add(done, tileCount(p.lo, p.hi, blockN));
     }
+    // Every Q K^T of the block was waited for: the producer may copy the
+    // next block's Q.
+    arriveOn(fixedFree(at));
     // The last tile's P V.
     if (pipelined) {
       auto any = scf::IfOp::create(
           b, cmp(arith::CmpIPredicate::sgt, total, idx(0)), false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(any.thenBlock());
-      auto [slot, parity] = stageOf(sub(total, idx(1)));
+      auto [slot, parity] = stageOf(sub(add(item.firstTile, total), idx(1)));
       waitBarrier(stageBarrier(at, kValues, StageEvent::Landed, slot), parity);
       issueValues(pBuffer, stageAt(at, kValues, slot), state.out);
       waitGroups(0);
+      // The block's next item streams on through this stage.
+      release(at, kValues, slot);
     }
     storeForward(state, args, dims, head, rowOf);
+    return total;
+  }
+  /// The key tiles query block `block` visits.
+  Value blockTiles(const Variant &variant, const Dims &dims,
+                   const QueryBlock &block) {
+    return phasesTileCount(keyPhases(variant, dims, block.m0, block.rows));
+  }
+  Value phasesTileCount(ArrayRef<KeyPhase> phases) {
+    Value total = idx(0);
+    for (const KeyPhase &p : phases)
+      total = add(total, tileCount(p.lo, p.hi, blockN));
+    return total;
+  }
+  /// A persistent grid's blocks for `work` items: one per SM (the
+  /// runtime's faMultiprocessorCount), fewer where the work is less, and
+  /// one per item where the count is unknown (0).
+  Value persistentBlocks(Value work) {
+    func::FuncOp count = runtimeFunction(
+        b, "faMultiprocessorCount", b.getFunctionType({}, {b.getI32Type()}));
+    Value sms = arith::IndexCastOp::create(
+        b, b.getIndexType(), func::CallOp::create(b, count, {}).getResult(0));
+    return select(cmp(arith::CmpIPredicate::sgt, sms, idx(0)), min(work, sms),
+                  work);
+  }
+  /// Where `needed`, a one-thread kernel named `name` zeroes the i32 at
+  /// `counter` (produceWorkItems's), ahead of the forward on its stream.
+  void zeroCounter(Value counter, Value needed, StringRef name) {
+    auto ifOp = scf::IfOp::create(b, needed, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    launchBlocks({idx(1), idx(1), idx(1)}, /*dynamicBytes=*/0,
+                 /*workgroupTypes=*/{}, name, [&](gpu::LaunchOp) {
+                   auto first = scf::IfOp::create(
+                       b, cmp(arith::CmpIPredicate::eq, tid, idx(0)), false);
+                   OpBuilder::InsertionGuard inner(b);
+                   b.setInsertionPointToStart(first.thenBlock());
+                   memref::StoreOp::create(b, i32(0), counter, idx(0));
+                 });
   }
 
   /// What a consumer's steps over its block's tiles share.
@@ -185,7 +245,9 @@ private:
     std::array<Value, 2> rowOf;
     const SharedLayout &at;
     Value queries, pBuffer;
-    Value group, total; // this consumer warpgroup; the block's tiles
+    Value group;     // this consumer warpgroup
+    Value firstTile; // the block's first tile's count (WorkItem)
+    Value total;     // the block's tiles
     bool pingPong;
   };
   /// The serial schedule's step on the block's tile `count`, at key n0
@@ -193,7 +255,7 @@ private:
   void serialTile(const TileStep &step, Value n0, Value keyHi, Value maskWhen,
                   Value count) {
     const SharedLayout &at = step.at;
-    auto [slot, parity] = stageOf(count);
+    auto [slot, parity] = stageOf(add(step.firstTile, count));
     waitBarrier(stageBarrier(at, kKeys, StageEvent::Landed, slot), parity);
     Value scoreAcc = issueScores(step.queries, stageAt(at, kKeys, slot));
     waitGroups(0);
@@ -214,11 +276,12 @@ private:
   void pipelinedTile(const TileStep &step, Value n0, Value keyHi,
                      Value maskWhen, Value count) {
     const SharedLayout &at = step.at;
-    auto [slot, parity] = stageOf(count);
+    Value tile = add(step.firstTile, count);
+    auto [slot, parity] = stageOf(tile);
     Value later = cmp(arith::CmpIPredicate::ne, count, idx(0));
     // Tile t - 1's stage and parity (t + 2 stages - 1 keeps the parity and
     // never underflows).
-    auto [prevSlot, prevParity] = stageOf(add(count, idx(2 * kvStages - 1)));
+    auto [prevSlot, prevParity] = stageOf(add(tile, idx(2 * kvStages - 1)));
     Value keys = stageAt(at, kKeys, slot);
     waitBarrier(stageBarrier(at, kKeys, StageEvent::Landed, slot), parity);
     if (step.pingPong)
@@ -237,17 +300,9 @@ private:
                 select(later, stageAt(at, kValues, prevSlot), keys),
                 step.state.out);
     if (step.pingPong) {
-      // Every turn taken is handed over once: the last warpgroup's last one
-      // has no taker (warpgroup 0 is done).
-      Value lastGroup = idx(groups() - 1);
-      Value handsOver = arith::OrIOp::create(
-          b, cmp(arith::CmpIPredicate::ne, step.group, lastGroup),
-          cmp(arith::CmpIPredicate::ult, add(count, idx(1)), step.total));
-      auto hand = scf::IfOp::create(b, handsOver, false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(hand.thenBlock());
       // The next warpgroup's turn, the last's going round to 0 (a select,
       // not a remainder: no division on the loop).
+      Value lastGroup = idx(groups() - 1);
       passTurn(select(cmp(arith::CmpIPredicate::eq, step.group, lastGroup),
                       idx(0), add(step.group, idx(1))));
     }
@@ -267,6 +322,17 @@ private:
     }
     for (int64_t r = 0; r < 2; ++r)
       rescaleRow(step.state, r, alpha[r]);
+  }
+  /// Whether the consumers take turns to issue (pipelined, two or three
+  /// consumers).
+  bool pingPongs() const { return pipelined && groups() >= 2; }
+  /// Runs `body` on consumer warpgroup `which` (this one being `group`).
+  void onGroup(Value group, int64_t which, llvm::function_ref<void()> body) {
+    auto on = scf::IfOp::create(
+        b, cmp(arith::CmpIPredicate::eq, group, idx(which)), false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(on.thenBlock());
+    body();
   }
   /// Consumer warpgroup g's turn barrier: named barrier 1 + g (0 is the
   /// block's).

@@ -15,7 +15,8 @@
 // FWD-NOT: attention_backward
 // FWD: llvm.func @_mlir_ciface_attention_forward
 // FWD-NOT: attention_backward
-// FWD: gpu.binary @attention_forward_wgmma_d128
+// FWD: gpu.binary @attention_forward_wgmma_d128_schedule
+// FWD: gpu.binary @attention_forward_wgmma_d128{{ }}
 // FWD-NOT: gpu.binary @attention_forward_{{wgmma|mma}}_d{{[0-9]+}}
 // FWD-NOT: attention_backward
 

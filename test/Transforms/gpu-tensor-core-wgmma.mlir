@@ -20,15 +20,29 @@
 // BADSECTION: error: fa-gpu-tensor-core: grid-section must be 0 (the default) or more, got -1
 
 // The forward's grid is one-dimensional (B or H alone may pass grid y/z's
-// 65535), one block per query tile of every (batch, head) pair. Blocks
-// decode their linear index in sections of 8 pairs: within a section tile
-// by tile across the pairs, causal tiles with the most keys first.
+// 65535) and persistent: its items are the query tiles of every (batch,
+// head) pair, its blocks one per SM (fewer where the items are fewer; one
+// per item where the runtime counts no SM), and a one-thread kernel zeroes
+// the counter the items past the grid's first are drawn from only where
+// there are more items than blocks. The producer's thread decodes each
+// item (block b's first is b) in sections of 8 pairs: within a section
+// tile by tile across the pairs, causal tiles with the most keys first.
 // GRID-LABEL: func.func @gqa_forward(
 // GRID: %[[TILES:[0-9]+]] = arith.ceildivsi %{{.*}}, %c192 : index
 // GRID: %[[PAIRS:[0-9]+]] = arith.muli %{{.*}}, %c32 : index
-// GRID: %[[BLOCKS:[0-9]+]] = arith.muli %[[TILES]], %[[PAIRS]] : index
-// GRID: gpu.launch blocks(%[[L:[a-z0-9]+]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[BLOCKS]], %{{.*}} = %c1, %{{.*}} = %c1)
-// GRID: %[[SECTION:[0-9]+]] = arith.muli %[[TILES]], %c8 : index
+// GRID: %[[WORK:[0-9]+]] = arith.muli %[[TILES]], %[[PAIRS]] : index
+// GRID: %[[SMS32:[0-9]+]] = func.call @faMultiprocessorCount() : () -> i32
+// GRID: %[[SMS:[0-9]+]] = arith.index_cast %[[SMS32]] : i32 to index
+// GRID: %[[ANY:[0-9]+]] = arith.cmpi sgt, %[[SMS]], %c0 : index
+// GRID: %[[FEWER:[0-9]+]] = arith.minsi %[[WORK]], %[[SMS]] : index
+// GRID: %[[BLOCKS:[0-9]+]] = arith.select %[[ANY]], %[[FEWER]], %[[WORK]] : index
+// GRID: %[[MORE:[0-9]+]] = arith.cmpi ugt, %[[WORK]], %[[BLOCKS]] : index
+// GRID: scf.if %[[MORE]]
+// GRID: gpu.launch {{.*}} in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) {{.*}} module(@gqa_forward_wgmma_d32_schedule)
+// GRID: gpu.launch blocks(%[[B:[a-z0-9]+]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[BLOCKS]], %{{.*}} = %c1, %{{.*}} = %c1)
+// GRID: scf.while ({{.*}} = %c0, {{.*}} = %c0, {{.*}} = %[[B]])
+// GRID: ^bb0({{.*}}: index, {{.*}}: index, %[[L:[a-z0-9]+]]: index):
+// GRID-NEXT: %[[SECTION:[0-9]+]] = arith.muli %[[TILES]], %c8 : index
 // GRID-NEXT: %[[S:[0-9]+]] = arith.divui %[[L]], %[[SECTION]] : index
 // GRID-NEXT: %[[FIRST:[0-9]+]] = arith.muli %[[S]], %c8 : index
 // GRID-NEXT: %[[LEFT:[0-9]+]] = arith.subi %[[PAIRS]], %[[FIRST]] : index
@@ -64,28 +78,45 @@
 // (32 to 256), in front of the scalar loops. The host asks the runtime for
 // Q, K and V's tensor maps (operand 0, 1, 2; 2-byte elements; the swizzle
 // segment and its elements; Q's box of 128 rows, K's and V's of block-n)
-// and launches only when all three were made. Each block is one producer
-// and two consumer warpgroups (384 threads, 128 query rows), its tiles in
-// dynamic shared memory (Q, two K and two V stages, nine mbarriers, 1 KiB
-// of alignment). One thread sets the barriers up; the producer gives
-// registers back and issues Q's TMA copy, then each K and V tile's once its
-// stage is free; the consumers take registers, and per key tile wait for K,
+// and launches only when all three were made. The grid is persistent: as
+// many blocks as the runtime counts SMs (fewer where the query blocks are
+// fewer), after a one-thread kernel zeroes the counter they draw their
+// items past the first from (only where there are more items than
+// blocks). Each block is one producer and two consumer warpgroups (384
+// threads, 128 query rows), its tiles in dynamic shared memory (Q, two K
+// and two V stages, ten mbarriers and the next item's slot, 1 KiB of
+// alignment). One thread sets the barriers up; the producer gives
+// registers back and, per item, names it in the slot once the consumers
+// freed the last item's Q, issues Q's TMA copy, then each K and V tile's
+// once its stage is free, and draws the next item (atomic add); the
+// consumers take registers, wait for each item's Q (or the end), read the
+// slot, and per key tile wait for K,
 // run S = Q K^T on wgmma from shared memory (K-major both), free K, run the
 // online softmax, wait for V, run O += P V on wgmma with P from registers
 // (inline PTX, transposed V) and free V.
 // CHECK-LABEL: func.func @gqa_forward(
+// CHECK: %[[SMS:.*]] = func.call @faMultiprocessorCount() : () -> i32
+// CHECK: %[[COUNTER:.*]] = memref.alloc() : memref<1xi32>
+// CHECK: scf.if
+// CHECK: gpu.launch {{.*}} module(@gqa_forward_wgmma_d32_schedule)
+// CHECK: memref.store %c0_i32{{.*}}, %[[COUNTER]][%c0{{.*}}] : memref<1xi32>
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c0_i64, %c2_i64, %c64_i64, %c32_i64, %c128_i64,
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c1_i64, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c64_i64{{.*}},
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c2_i64{{.*}}, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c64_i64{{.*}},
 // CHECK: scf.if
 // CHECK: llvm.load {{.*}} : !llvm.ptr -> !llvm.struct<"fa.tensor_map", (array<16 x i64>)>
-// CHECK: threads({{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c25672_i32 module(@gqa_forward_wgmma_d32)
+// CHECK: threads({{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c25688_i32 module(@gqa_forward_wgmma_d32)
 // CHECK-COUNT-3: llvm.store {{.*}} : !llvm.struct<"fa.tensor_map", (array<16 x i64>)>, !llvm.ptr
 // CHECK: gpu.dynamic_shared_memory
-// CHECK-COUNT-9: nvvm.mbarrier.init
+// CHECK-COUNT-10: nvvm.mbarrier.init
 // CHECK: nvvm.fence.mbarrier.init
 // CHECK-NEXT: gpu.barrier
 // CHECK: nvvm.setmaxregister  decrease 24
+// CHECK: scf.while
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: llvm.store {{.*}} : i32, !llvm.ptr<3>
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: scf.condition
 // CHECK: nvvm.mbarrier.arrive.expect_tx {{.*}}, %c8192_i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} : !llvm.ptr<7>, !llvm.ptr
 // CHECK: nvvm.mbarrier.try_wait.parity
@@ -93,8 +124,12 @@
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: memref.atomic_rmw addi %c1_i32{{.*}}, %[[COUNTER]][%c0{{.*}}] : (i32, memref<1xi32>) -> i32
 // CHECK: nvvm.setmaxregister  increase 240
+// CHECK: scf.while
 // CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: llvm.load {{.*}} : !llvm.ptr<3> -> i32
+// CHECK: scf.condition
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.wgmma.fence.aligned
 // The first k step of S = Q K^T overwrites the accumulator, the rest add.
@@ -116,14 +151,14 @@
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: nvvm.mbarrier.arrive
-// CHECK: dynamic_shared_memory_size %c83016_i32 module(@gqa_forward_wgmma_d64)
+// CHECK: dynamic_shared_memory_size %c83032_i32 module(@gqa_forward_wgmma_d64)
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
-// CHECK: dynamic_shared_memory_size %c103496_i32 module(@gqa_forward_wgmma_d80)
+// CHECK: dynamic_shared_memory_size %c103512_i32 module(@gqa_forward_wgmma_d80)
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
 // CHECK: wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16
 // CHECK: module(@gqa_forward_wgmma_d96)
-// CHECK: dynamic_shared_memory_size %c164936_i32 module(@gqa_forward_wgmma_d128)
+// CHECK: dynamic_shared_memory_size %c164952_i32 module(@gqa_forward_wgmma_d128)
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // CHECK: module(@gqa_forward_wgmma_d192)
 // CHECK: wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16
@@ -153,7 +188,7 @@
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c0_i64, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c64_i64{{.*}},
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c3_i64, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c64_i64{{.*}},
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c4_i64, %c4_i64{{.*}}, %c64_i64{{.*}}, %c16_i64{{.*}}, %c64_i64{{.*}},
-// CHECK: threads({{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c76872_i32 module(@gqa_backward_wgmma_dk_dv_d32)
+// CHECK: threads({{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c76888_i32 module(@gqa_backward_wgmma_dk_dv_d32)
 // CHECK: nvvm.setmaxregister  decrease 24
 // CHECK: nvvm.setmaxregister  increase 240
 // CHECK: nvvm.mbarrier.try_wait.parity
@@ -213,7 +248,7 @@
 // kernel leaves dQ to a kernel of its own, which takes Q and dO once and
 // streams K and V.
 // DQKERNEL-LABEL: func.func @gqa_backward(
-// DQKERNEL: dynamic_shared_memory_size %c35912_i32 module(@gqa_backward_wgmma_dk_dv_d32)
+// DQKERNEL: dynamic_shared_memory_size %c35928_i32 module(@gqa_backward_wgmma_dk_dv_d32)
 // DQKERNEL-NOT: memref.atomic_rmw
 // DQKERNEL: func.call @faTensorMapEncode({{.*}}, %c0_i64, %c2_i64, %c64_i64, %c32_i64, %c128_i64,
 // DQKERNEL: module(@gqa_backward_wgmma_dq_d32)
@@ -237,21 +272,22 @@
 // its index, 256 threads), issues S's group and the previous tile's P V
 // group, hands the turn over, and only then waits for S (one group left
 // in flight); the P V is waited for after the softmax; the last tile's P V
-// follows the loop.
+// follows the loop. The turns go on across a block's items; warpgroup 0
+// takes the last one once no item is left.
 // Three consumers (192 query rows, 160 registers each) up to D 64; two past
 // it, where three would not hold O, S and P.
 // THREE-LABEL: func.func @gqa_forward(
-// THREE: in ({{.*}} = %c512{{.*}}) dynamic_shared_memory_size %c29768_i32 module(@gqa_forward_wgmma_d32)
+// THREE: in ({{.*}} = %c512{{.*}}) dynamic_shared_memory_size %c29784_i32 module(@gqa_forward_wgmma_d32)
 // THREE: nvvm.setmaxregister  decrease 32
 // THREE: nvvm.setmaxregister  increase 160
 // THREE: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
-// THREE: in ({{.*}} = %c512{{.*}}) dynamic_shared_memory_size %c91208_i32 module(@gqa_forward_wgmma_d64)
-// THREE: in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c103496_i32 module(@gqa_forward_wgmma_d80)
+// THREE: in ({{.*}} = %c512{{.*}}) dynamic_shared_memory_size %c91224_i32 module(@gqa_forward_wgmma_d64)
+// THREE: in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c103512_i32 module(@gqa_forward_wgmma_d80)
 // THREE: nvvm.setmaxregister  increase 240
 
 // PIPE-LABEL: func.func @gqa_forward(
-// PIPE: dynamic_shared_memory_size %c33896_i32 module(@gqa_forward_wgmma_d32)
-// PIPE-COUNT-13: nvvm.mbarrier.init
+// PIPE: dynamic_shared_memory_size %c33912_i32 module(@gqa_forward_wgmma_d32)
+// PIPE-COUNT-14: nvvm.mbarrier.init
 // PIPE: nvvm.setmaxregister  increase 240
 // PIPE: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c256_i32
 // PIPE: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32

@@ -76,10 +76,12 @@ inline constexpr int64_t kHopperSharedBytes = 227 * 1024;
 /// shared tiles start on it.
 inline constexpr int64_t kSwizzlePeriod = 1024;
 
-/// Bytes of a wgmma block's mbarriers: its fixed tiles landed, and per
-/// stage each of the two streamed tiles landed and free again.
+/// Bytes of a wgmma block's mbarriers: its fixed tiles landed, per stage
+/// each of the two streamed tiles landed and free again, the fixed tiles
+/// free again; and the 8-byte slot through which a persistent block's
+/// producer names its consumers' next work item.
 inline constexpr int64_t wgmmaBarrierBytes(int64_t stages) {
-  return 8 * (1 + 4 * stages);
+  return 8 * (1 + 4 * stages + 1 + 1);
 }
 
 /// Bytes a wgmma block's shared memory holds: fixed tiles of `fixedRows`
