@@ -475,7 +475,7 @@ void WgmmaEmitter::produceWorkItems(
     // The slot is the consumers' until they freed the last item's fixed
     // tiles (the first round's wait, parity 1 of a fresh barrier, passes).
     waitBarrier(fixedFree(at), xori(remi(round, 2), idx(1)));
-    LLVM::StoreOp::create(b, toI32(item), nextItemSlot(at));
+    LLVM::StoreOp::create(b, toI64(item), nextItemSlot(at));
     Value more = cmp(arith::CmpIPredicate::ult, item, work);
     // Past the last item the consumers learn so from fixedLanded's phase
     // alone: its one arrival, no copies.
@@ -496,7 +496,7 @@ void WgmmaEmitter::produceWorkItems(
                                   /*withElseRegion=*/true);
     b.setInsertionPointToStart(draw.thenBlock());
     Value drawn = memref::AtomicRMWOp::create(
-        b, arith::AtomicRMWKind::addi, i32(1), counter, ValueRange{idx(0)});
+        b, arith::AtomicRMWKind::addi, i64(1), counter, ValueRange{idx(0)});
     scf::YieldOp::create(
         b, add(blocks, arith::IndexCastUIOp::create(b, index, drawn)));
     b.setInsertionPointToStart(draw.elseBlock());
@@ -521,7 +521,7 @@ void WgmmaEmitter::consumeWorkItems(
     Value round = before->getArgument(0);
     waitBarrier(fixedLanded(at), remi(round, 2));
     Value item = arith::IndexCastUIOp::create(
-        b, index, LLVM::LoadOp::create(b, b.getI32Type(), nextItemSlot(at)));
+        b, index, LLVM::LoadOp::create(b, b.getI64Type(), nextItemSlot(at)));
     scf::ConditionOp::create(b, cmp(arith::CmpIPredicate::ult, item, work),
                              ValueRange{round, before->getArgument(1), item});
   }

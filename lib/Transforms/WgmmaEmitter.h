@@ -281,8 +281,9 @@ protected:
     return sharedPointer(
         add(at.aligned, idx(at.barriers + 8 * (1 + 4 * kvStages))));
   }
-  /// The shared i32 through which a persistent block's producer names its
-  /// consumers' next work item.
+  /// The shared i64 through which a persistent block's producer names its
+  /// consumers' next work item (64 bits, like the counter: a grid's items
+  /// may pass 2^31 where its launch no longer does).
   Value nextItemSlot(const SharedLayout &at) {
     return sharedPointer(
         add(at.aligned, idx(at.barriers + 8 * (2 + 4 * kvStages))));
@@ -379,7 +380,7 @@ protected:
   };
   /// A persistent grid's blocks take `work` items (grid-order indices)
   /// until none is left: block b its first item b, and each later one from
-  /// `counter` (a zeroed global i32: the items past the grid's first are
+  /// `counter` (a zeroed global i64: the items past the grid's first are
   /// handed out in order, each once, to whichever block asks first, so the
   /// long items that lead the order start first and blocks that drew short
   /// ones take more). The producer's thread draws them, tells the

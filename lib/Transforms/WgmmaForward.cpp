@@ -48,7 +48,7 @@ public:
     Value work = mul(grid[0], mul(grid[1], grid[2]));
     Value blocks = persistentBlocks(work);
     Value counter =
-        memref::AllocOp::create(b, MemRefType::get({1}, b.getI32Type()));
+        memref::AllocOp::create(b, MemRefType::get({1}, b.getI64Type()));
     zeroCounter(counter, cmp(arith::CmpIPredicate::ugt, work, blocks),
                 (kernelName + "_schedule").str());
     launchWithTensorMaps(
@@ -220,7 +220,7 @@ private:
     return select(cmp(arith::CmpIPredicate::sgt, sms, idx(0)), min(work, sms),
                   work);
   }
-  /// Where `needed`, a one-thread kernel named `name` zeroes the i32 at
+  /// Where `needed`, a one-thread kernel named `name` zeroes the i64 at
   /// `counter` (produceWorkItems's), ahead of the forward on its stream.
   void zeroCounter(Value counter, Value needed, StringRef name) {
     auto ifOp = scf::IfOp::create(b, needed, /*withElseRegion=*/false);
@@ -232,7 +232,7 @@ private:
                        b, cmp(arith::CmpIPredicate::eq, tid, idx(0)), false);
                    OpBuilder::InsertionGuard inner(b);
                    b.setInsertionPointToStart(first.thenBlock());
-                   memref::StoreOp::create(b, i32(0), counter, idx(0));
+                   memref::StoreOp::create(b, i64(0), counter, idx(0));
                  });
   }
 

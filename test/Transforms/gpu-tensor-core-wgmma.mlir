@@ -96,10 +96,10 @@
 // (inline PTX, transposed V) and free V.
 // CHECK-LABEL: func.func @gqa_forward(
 // CHECK: %[[SMS:.*]] = func.call @faMultiprocessorCount() : () -> i32
-// CHECK: %[[COUNTER:.*]] = memref.alloc() : memref<1xi32>
+// CHECK: %[[COUNTER:.*]] = memref.alloc() : memref<1xi64>
 // CHECK: scf.if
 // CHECK: gpu.launch {{.*}} module(@gqa_forward_wgmma_d32_schedule)
-// CHECK: memref.store %c0_i32{{.*}}, %[[COUNTER]][%c0{{.*}}] : memref<1xi32>
+// CHECK: memref.store %c0_i64{{.*}}, %[[COUNTER]][%c0{{.*}}] : memref<1xi64>
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c0_i64, %c2_i64, %c64_i64, %c32_i64, %c128_i64,
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c1_i64, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c64_i64{{.*}},
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c2_i64{{.*}}, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c64_i64{{.*}},
@@ -114,7 +114,7 @@
 // CHECK: nvvm.setmaxregister  decrease 24
 // CHECK: scf.while
 // CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK: llvm.store {{.*}} : i32, !llvm.ptr<3>
+// CHECK: llvm.store {{.*}} : i64, !llvm.ptr<3>
 // CHECK: nvvm.mbarrier.arrive
 // CHECK: scf.condition
 // CHECK: nvvm.mbarrier.arrive.expect_tx {{.*}}, %c8192_i32
@@ -124,11 +124,11 @@
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// CHECK: memref.atomic_rmw addi %c1_i32{{.*}}, %[[COUNTER]][%c0{{.*}}] : (i32, memref<1xi32>) -> i32
+// CHECK: memref.atomic_rmw addi %c1_i64{{.*}}, %[[COUNTER]][%c0{{.*}}] : (i64, memref<1xi64>) -> i64
 // CHECK: nvvm.setmaxregister  increase 240
 // CHECK: scf.while
 // CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK: llvm.load {{.*}} : !llvm.ptr<3> -> i32
+// CHECK: llvm.load {{.*}} : !llvm.ptr<3> -> i64
 // CHECK: scf.condition
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.wgmma.fence.aligned
