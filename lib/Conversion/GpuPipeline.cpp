@@ -96,6 +96,7 @@ void fa::buildGpuPipeline(OpPassManager &pm,
   if (options.wgmmaGroups > 0)
     tensorCore.wgmmaGroups = options.wgmmaGroups;
   tensorCore.gridSection = options.gridSection;
+  tensorCore.wgmmaPersistent = options.wgmmaPersistent;
   pm.addPass(createFAGpuTensorCore(tensorCore));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -434,6 +434,7 @@ static void buildPipeline(PassManager &pm, bool gpu, const std::string &arch,
     gpuOptions.wgmmaSchedule = options.wgmmaSchedule;
     gpuOptions.wgmmaGroups = options.wgmmaGroups;
     gpuOptions.gridSection = options.gridSection;
+    gpuOptions.wgmmaPersistent = options.wgmmaPersistent;
     gpuOptions.chip = arch;
     buildGpuPipeline(pm, gpuOptions);
     return;
@@ -516,7 +517,8 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
       options.mmaGeneration + " schedule " + options.wgmmaSchedule +
       (options.branchedTiles ? " branched" : "") + " groups " +
       std::to_string(options.wgmmaGroups) + " section " +
-      std::to_string(options.gridSection) + " entries " +
+      std::to_string(options.gridSection) +
+      (options.wgmmaPersistent ? "" : " one-block-per-item") + " entries " +
       entriesName(options.onlyEntry);
   // Cubins made by a ptxas are its release's machine code.
   std::string assembler = useGpu && !usablePtxas().first.empty()

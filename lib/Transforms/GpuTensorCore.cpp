@@ -464,8 +464,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
         if (tensor_core::wgmmaForwardRuns(headDim, variant.window))
           headDims.push_back(headDim);
       Block *rest = dispatch(
-          first, last, layoutOk, d, element,
-          (fn.getSymName() + "_wgmma").str(), headDims,
+          first, last, layoutOk, d, element, (fn.getSymName() + "_wgmma").str(),
+          headDims,
           [&](int64_t headDim, int64_t bytes) {
             return wgmmaForwardShape(variant, headDim, bytes);
           },
@@ -474,7 +474,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
             tensor_core::emitWgmmaForward(b, element, headDim,
                                           withGridSection(shape),
                                           wgmmaSchedule == "pipelined",
-                                          variant, args, name);
+                                          wgmmaPersistent, variant, args, name);
           });
       // Where the wgmma kernel took every head dim, or the spec's fixed
       // one, an mma.sync kernel in its fallback would never run.

@@ -997,11 +997,12 @@ createMmaSyncKernels(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
 
 /// The wgmma forward (WgmmaForward.cpp, sm_90a): a producer warpgroup and
 /// `shape.warps / 4 - 1` consumer warpgroups of 64 query rows each, whose
-/// softmax runs under the previous tile's P V when `pipelined`.
+/// softmax runs under the previous tile's P V when `pipelined`; on a
+/// persistent grid of a block per SM when `persistent`, else a block per
+/// query block.
 void emitWgmmaForward(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
-                      KernelShape shape, bool pipelined,
-                      const Variant &variant, ForwardArgs args,
-                      StringRef name);
+                      KernelShape shape, bool pipelined, bool persistent,
+                      const Variant &variant, ForwardArgs args, StringRef name);
 
 /// The backward's row reductions (BackwardPreprocess.cpp), each launched
 /// where the builder stands and named `name`: D = rowsum(dO * o) into

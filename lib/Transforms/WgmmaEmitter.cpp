@@ -490,7 +490,13 @@ void WgmmaEmitter::produceWorkItems(
     WorkItem item = beginWorkItem(items);
     Value tiles = body(item);
     // The grid's blocks took the first `blocks` items; the counter hands
-    // out the rest (none where the grid covers the work: no atomic then).
+    // out the rest (none where the grid covers the work: no atomic then;
+    // nor without a counter, where it always does).
+    if (!counter) {
+      scf::YieldOp::create(b, ValueRange{add(item.round, idx(1)),
+                                         add(item.firstTile, tiles), work});
+      return;
+    }
     auto draw = scf::IfOp::create(b, TypeRange{index},
                                   cmp(arith::CmpIPredicate::ugt, work, blocks),
                                   /*withElseRegion=*/true);

@@ -387,7 +387,7 @@ protected:
   /// consumers through nextItemSlot and fixedLanded, and copies each
   /// item's fixed tiles once the consumers freed the last item's
   /// (fixedFree). `body` emits an item's work and returns its streamed
-  /// tiles.
+  /// tiles. Without a `counter` the grid must have a block per item.
   void produceWorkItems(gpu::LaunchOp launch, const SharedLayout &at,
                         Value work, Value counter,
                         llvm::function_ref<Value(const WorkItem &)> body);

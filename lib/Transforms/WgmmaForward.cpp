@@ -30,8 +30,9 @@ constexpr int64_t kKeys = 0, kValues = 1;
 class WgmmaForwardEmitter : public WgmmaEmitter {
 public:
   WgmmaForwardEmitter(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
-                      KernelShape shape, bool pipelined)
-      : WgmmaEmitter(b, element, headDim, shape), pipelined(pipelined) {}
+                      KernelShape shape, bool pipelined, bool persistent)
+      : WgmmaEmitter(b, element, headDim, shape), pipelined(pipelined),
+        persistent(persistent) {}
 
   /// Launches the forward kernel for this head dim, named `kernelName`,
   /// once the driver made Q, K and V's tensor maps: a persistent grid of
@@ -46,11 +47,15 @@ public:
     Dims dims = attentionDims(args.q, args.k);
     std::array<Value, 3> grid = forwardGrid(args, dims, queryRows);
     Value work = mul(grid[0], mul(grid[1], grid[2]));
-    Value blocks = persistentBlocks(work);
-    Value counter =
-        memref::AllocOp::create(b, MemRefType::get({1}, b.getI64Type()));
-    zeroCounter(counter, cmp(arith::CmpIPredicate::ugt, work, blocks),
-                (kernelName + "_schedule").str());
+    // Not persistent, every block has one item (its own) and draws none.
+    Value blocks = work, counter;
+    if (persistent) {
+      blocks = persistentBlocks(work);
+      counter =
+          memref::AllocOp::create(b, MemRefType::get({1}, b.getI64Type()));
+      zeroCounter(counter, cmp(arith::CmpIPredicate::ugt, work, blocks),
+                  (kernelName + "_schedule").str());
+    }
     launchWithTensorMaps(
         {{args.q, 0, queryRows}, {args.k, 1, blockN}, {args.v, 2, blockN}},
         {blocks, idx(1), idx(1)}, {queryRows}, blockN,
@@ -88,12 +93,15 @@ public:
                   onGroup(group, 0, [&] { waitTurn(group); });
               });
         });
-    memref::DeallocOp::create(b, counter);
+    if (counter)
+      memref::DeallocOp::create(b, counter);
   }
 
 private:
   /// Whether tile t's softmax runs under tile t - 1's P V.
   bool pipelined;
+  /// Whether the grid has a block per SM rather than per query block.
+  bool persistent;
 
   /// Issues S = Q K^T for this warpgroup's 64 rows against the K tile at
   /// `keys` (shared byte address) as one wgmma group; the result is valid
@@ -350,8 +358,9 @@ private:
 
 void fa::tensor_core::emitWgmmaForward(ImplicitLocOpBuilder &b, Type element,
                                        int64_t headDim, KernelShape shape,
-                                       bool pipelined, const Variant &variant,
-                                       ForwardArgs args, StringRef name) {
-  WgmmaForwardEmitter(b, element, headDim, shape, pipelined)
+                                       bool pipelined, bool persistent,
+                                       const Variant &variant, ForwardArgs args,
+                                       StringRef name) {
+  WgmmaForwardEmitter(b, element, headDim, shape, pipelined, persistent)
       .emitForward(variant, args, name);
 }

@@ -12,6 +12,7 @@
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma wgmma-schedule=eager" 2>&1 | FileCheck %s --check-prefix=BADSCHEDULE
 // RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core=generation=wgmma --canonicalize --cse | FileCheck %s --check-prefix=GRID
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma grid-section=-1" 2>&1 | FileCheck %s --check-prefix=BADSECTION
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-persistent=false" --canonicalize --cse | FileCheck %s --check-prefix=ONEBLOCK
 // BADGEN: error: fa-gpu-tensor-core: generation must be mma-sync or wgmma, got 'hmma'
 // BADGROUPS: error: fa-gpu-tensor-core: wgmma-groups must be 0 (by head dim) or 1 to 3, got 4
 // BADBLOCK: error: fa-gpu-tensor-core: wgmma-block-n must be 0 (by head dim) or a multiple of 16 up to 256, got 24
@@ -56,6 +57,17 @@
 // GRID-NEXT: arith.remui %[[PAIR]], %c32 : index
 // GRID-NEXT: arith.divui %[[PAIR]], %c32 : index
 // GRID: arith.muli %[[TILE]], %c192 : index
+// wgmma-persistent=false: a block per item, each running its own (no
+// counter, no kernel to zero it, no atomic).
+// ONEBLOCK-LABEL: func.func @gqa_forward(
+// ONEBLOCK-NOT: memref.alloc
+// ONEBLOCK: %[[TILES:[0-9]+]] = arith.ceildivsi %{{.*}}, %c192 : index
+// ONEBLOCK: %[[PAIRS:[0-9]+]] = arith.muli %{{.*}}, %c32 : index
+// ONEBLOCK: %[[WORK:[0-9]+]] = arith.muli %[[TILES]], %[[PAIRS]] : index
+// ONEBLOCK-NOT: _schedule
+// ONEBLOCK: gpu.launch blocks(%[[B:[a-z0-9]+]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[WORK]], %{{.*}} = %c1, %{{.*}} = %c1)
+// ONEBLOCK-NOT: memref.atomic_rmw
+// ONEBLOCK: module(@gqa_forward_wgmma_d64)
 // The dK/dV grid likewise, over (key blocks, kv heads, batch): sections of
 // 8 (batch, kv head) pairs, key block by key block across a section's
 // pairs, the first key blocks (under a causal mask the longest) first.

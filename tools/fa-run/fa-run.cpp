@@ -101,6 +101,11 @@ static cl::opt<bool> branchedTiles(
              "in one loop, masking the edge tiles under a branch (about "
              "half the kernels' code and ptxas time)"),
     cl::init(false));
+static cl::opt<bool> wgmmaPersistent(
+    cl::cat(faRunCategory), "wgmma-persistent",
+    cl::desc("the wgmma forward's grid is persistent: one block per SM "
+             "drawing query blocks (default; false: one block each)"),
+    cl::init(true));
 static cl::opt<int64_t> wgmmaGroups(
     cl::cat(faRunCategory), "wgmma-groups",
     cl::desc("the wgmma forward's consumer warpgroups per block, 64 query "
@@ -765,6 +770,7 @@ int main(int argc, char **argv) {
         wgmmaSchedule + "'");
   options.wgmmaSchedule = wgmmaSchedule;
   options.branchedTiles = branchedTiles;
+  options.wgmmaPersistent = wgmmaPersistent;
   if (wgmmaGroups < 0 || wgmmaGroups > 3)
     die("--wgmma-groups must be 1 to 3 (0: the compiler's choice), got " +
         std::to_string(wgmmaGroups));

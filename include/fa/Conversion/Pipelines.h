@@ -107,6 +107,11 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("the wgmma forward's consumer warpgroups per block, 64 "
                      "query rows each: 1 to 3 (0: the pass default)"),
       llvm::cl::init(0)};
+  Option<bool> wgmmaPersistent{
+      *this, "wgmma-persistent",
+      llvm::cl::desc("the wgmma forward's grid is persistent (one block per "
+                     "SM drawing query blocks; false: one block each)"),
+      llvm::cl::init(true)};
   Option<int64_t> gridSection{
       *this, "grid-section",
       llvm::cl::desc("forward grids: (batch, head) pairs whose query tiles "

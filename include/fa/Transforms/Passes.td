@@ -173,6 +173,10 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
            "wgmma forward: consumer warpgroups per block, 64 query rows "
            "each: 1 to 3, at most 2 past D 64 (0: 3 up to D 64, 2 under a "
            "window of fewer than 1024 keys and past D 64)">,
+    Option<"wgmmaPersistent", "wgmma-persistent", "bool", "true",
+           "wgmma forward: a persistent grid, one block per SM drawing query "
+           "blocks from a counter, each block's next Q and K/V copied under "
+           "its last tiles (false: one block per query block)">,
     Option<"gridSection", "grid-section", "int64_t", "0",
            "forward grids: (batch, head) pairs whose query tiles run "
            "interleaved, the longest causal tiles first (0: 8; 1: one "
