@@ -229,6 +229,13 @@ if stage hopper; then
                 "gpt_oss|1,64,8,700,300,64"; do
       echo "kernels_spec/${case%%|*}.mlir|${case#*|}|--dtype bf16 --dq-atomics"
     done
+    # Grids of more query blocks than the GPU has SMs: the persistent
+    # forward's blocks take several items each.
+    for case in "causal|2,16,4,1000,1000,128;2,32,8,1000,1000,64" \
+                "gpt_oss|1,64,8,1000,1000,64" "swa|1,32,8,3000,3000,64" \
+                "causal|2,16,4,1000,1000,256"; do
+      echo "kernels_spec/${case%%|*}.mlir|${case#*|}|--dtype bf16"
+    done
     for d in 32 80 96 192 256; do
       echo "kernels_spec/causal.mlir|1,8,8,197,197,$d;2,8,2,300,700,$d|--dtype bf16"
       echo "kernels_spec/mha.mlir|1,4,4,1000,777,$d|--dtype f16"
