@@ -339,11 +339,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// the keys the variant lets a row see).
   Value keySplits(ImplicitLocOpBuilder &b, const Variant &variant,
                   const TileBuilder::Dims &dims) {
-    func::FuncOp count = tensor_core::runtimeFunction(
-        b, "faMultiprocessorCount", b.getFunctionType({}, {b.getI32Type()}));
     TileBuilder t(b, b.getF32Type(), blockN);
-    Value sms = arith::IndexCastOp::create(
-        b, b.getIndexType(), func::CallOp::create(b, count, {}).getResult(0));
+    Value sms = tensor_core::multiprocessorCount(b);
     // The split kernel's blocks hold a kv head's group of query heads
     // (MmaSync.cpp, packedGroupRows), 16 rows per warp.
     return tensor_core::forwardKeySplitsOf(

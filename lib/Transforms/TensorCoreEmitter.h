@@ -77,6 +77,15 @@ inline func::FuncOp runtimeFunction(OpBuilder &b, StringRef name,
   return declared;
 }
 
+/// The GPU's SMs as the runtime counts them (faMultiprocessorCount; 0
+/// where the driver does not say), an index at `b`.
+inline Value multiprocessorCount(ImplicitLocOpBuilder &b) {
+  func::FuncOp count = runtimeFunction(b, "faMultiprocessorCount",
+                                       b.getFunctionType({}, {b.getI32Type()}));
+  return arith::IndexCastOp::create(
+      b, b.getIndexType(), func::CallOp::create(b, count, {}).getResult(0));
+}
+
 /// Operands of a forward entry: q, k, v[, sinks], o, lse.
 struct ForwardArgs {
   Value q, k, v, sinks, keyLengths, blockTable, o, lse;

@@ -423,7 +423,7 @@ void WgmmaEmitter::produce(const SharedLayout &at, ArrayRef<FixedCopy> fixed,
   });
 }
 
-void WgmmaEmitter::streamKeyTiles(
+Value WgmmaEmitter::streamKeyTiles(
     const Variant &variant, const Dims &dims, Value m0, Value rows,
     llvm::function_ref<void(Value, Value, Value)> copy) {
   Value done = idx(0); // tiles of the earlier phases
@@ -433,23 +433,26 @@ void WgmmaEmitter::streamKeyTiles(
     });
     done = add(done, tileCount(p.lo, p.hi, blockN));
   }
+  return done;
 }
 
-void WgmmaEmitter::produceQueryBlock(const Variant &variant, const Dims &dims,
-                                     const QueryBlock &block,
-                                     const SharedLayout &at,
-                                     ArrayRef<Value> fixedMaps,
-                                     std::array<Value, 2> streamMaps,
-                                     Value firstTile) {
+Value WgmmaEmitter::produceQueryBlock(const Variant &variant, const Dims &dims,
+                                      const QueryBlock &block,
+                                      const SharedLayout &at,
+                                      ArrayRef<Value> fixedMaps,
+                                      std::array<Value, 2> streamMaps,
+                                      Value firstTile) {
   SmallVector<FixedCopy, 2> fixed;
   for (auto [tile, map] : llvm::enumerate(fixedMaps))
     fixed.push_back({map, int64_t(tile), block.m0, block.head});
+  Value tiles;
   produce(
       at, fixed, streamMaps,
       [&](auto copy) {
-        streamKeyTiles(variant, dims, block.m0, block.rows, copy);
+        tiles = streamKeyTiles(variant, dims, block.m0, block.rows, copy);
       },
       firstTile);
+  return tiles;
 }
 
 WgmmaEmitter::WorkItem WgmmaEmitter::beginWorkItem(scf::WhileOp items) {

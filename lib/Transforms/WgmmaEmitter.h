@@ -334,9 +334,10 @@ protected:
   /// Calls `copy` for each key tile that query rows [m0, m0 + rows) visit
   /// (TileBuilder's key phases), with the block's tile count, the tile's
   /// first key and kvHead: the streamed tiles of the forward and of dQ.
-  void streamKeyTiles(const Variant &variant, const Dims &dims, Value m0,
-                      Value rows,
-                      llvm::function_ref<void(Value, Value, Value)> copy);
+  /// Returns the tiles' count.
+  Value streamKeyTiles(const Variant &variant, const Dims &dims, Value m0,
+                       Value rows,
+                       llvm::function_ref<void(Value, Value, Value)> copy);
   /// The producer warpgroup: one thread issues the fixed tiles' copies
   /// (completing on fixedLanded), then each streamed tile's pair into its
   /// stage once the consumers freed that stage's pair of the round before.
@@ -349,11 +350,11 @@ protected:
   /// and head, K and V streamed through `streamMaps` over the key tiles
   /// those rows visit (streamKeyTiles): the forward's and dQ's. Its first
   /// streamed tile is the block's tile `firstTile` (a persistent block's
-  /// count goes on across its items).
-  void produceQueryBlock(const Variant &variant, const Dims &dims,
-                         const QueryBlock &block, const SharedLayout &at,
-                         ArrayRef<Value> fixedMaps,
-                         std::array<Value, 2> streamMaps, Value firstTile);
+  /// count goes on across its items). Returns its streamed tiles' count.
+  Value produceQueryBlock(const Variant &variant, const Dims &dims,
+                          const QueryBlock &block, const SharedLayout &at,
+                          ArrayRef<Value> fixedMaps,
+                          std::array<Value, 2> streamMaps, Value firstTile);
   void emitQueryBlockProducer(const Variant &variant, const Dims &dims,
                               const QueryBlock &block, const SharedLayout &at,
                               ArrayRef<Value> fixedMaps,

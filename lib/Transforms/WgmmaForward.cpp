@@ -70,10 +70,9 @@ public:
                         auto [block, blockDims] =
                             forwardBlock(variant, args, dims, grid[0],
                                          item.linear, queryRows);
-                        produceQueryBlock(variant, blockDims, block, at,
-                                          {maps[0]}, {maps[1], maps[2]},
-                                          item.firstTile);
-                        return blockTiles(variant, blockDims, block);
+                        return produceQueryBlock(variant, blockDims, block, at,
+                                                 {maps[0]}, {maps[1], maps[2]},
+                                                 item.firstTile);
                       });
                 });
               },
@@ -168,13 +167,12 @@ private:
       storeState(flt(0.0), pBuffer, i);
     SmallVector<KeyPhase, 2> phases =
         keyPhases(variant, dims, block.m0, block.rows);
-    Value total = phasesTileCount(phases);
     // Ping-pong (pipelined, two or three consumers): the warpgroups take
     // turns, in order, to issue a tile's GEMMs, so one's softmax runs under
     // the others'.
     bool pingPong = pingPongs();
-    TileStep step{variant, dims,    state, scaleLog2,      rowOf, at,
-                  queries, pBuffer, group, item.firstTile, total, pingPong};
+    TileStep step{variant, dims,    state, scaleLog2,      rowOf,   at,
+                  queries, pBuffer, group, item.firstTile, pingPong};
     Value done = idx(0); // tiles of the earlier phases
     for (const KeyPhase &p : phases) {
       phaseTiles(p, blockN, [&](Value n0, bool masked, Value maskWhen) {
@@ -187,6 +185,7 @@ private:
       });
       done = add(done, tileCount(p.lo, p.hi, blockN));
     }
+    Value total = done;
     // Every Q K^T of the block was waited for: the producer may copy the
     // next block's Q.
     arriveOn(fixedFree(at));
@@ -206,30 +205,17 @@ private:
     storeForward(state, args, dims, head, rowOf);
     return total;
   }
-  /// The key tiles query block `block` visits.
-  Value blockTiles(const Variant &variant, const Dims &dims,
-                   const QueryBlock &block) {
-    return phasesTileCount(keyPhases(variant, dims, block.m0, block.rows));
-  }
-  Value phasesTileCount(ArrayRef<KeyPhase> phases) {
-    Value total = idx(0);
-    for (const KeyPhase &p : phases)
-      total = add(total, tileCount(p.lo, p.hi, blockN));
-    return total;
-  }
   /// A persistent grid's blocks for `work` items: one per SM (the
   /// runtime's faMultiprocessorCount), fewer where the work is less, and
   /// one per item where the count is unknown (0).
   Value persistentBlocks(Value work) {
-    func::FuncOp count = runtimeFunction(
-        b, "faMultiprocessorCount", b.getFunctionType({}, {b.getI32Type()}));
-    Value sms = arith::IndexCastOp::create(
-        b, b.getIndexType(), func::CallOp::create(b, count, {}).getResult(0));
+    Value sms = multiprocessorCount(b);
     return select(cmp(arith::CmpIPredicate::sgt, sms, idx(0)), min(work, sms),
                   work);
   }
-  /// Where `needed`, a one-thread kernel named `name` zeroes the i64 at
-  /// `counter` (produceWorkItems's), ahead of the forward on its stream.
+  /// Where `needed`, a one-block kernel named `name` zeroes (its thread 0)
+  /// the i64 at `counter` (produceWorkItems's), ahead of the forward on its
+  /// stream.
   void zeroCounter(Value counter, Value needed, StringRef name) {
     auto ifOp = scf::IfOp::create(b, needed, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
@@ -255,7 +241,6 @@ private:
     Value queries, pBuffer;
     Value group;     // this consumer warpgroup
     Value firstTile; // the block's first tile's count (WorkItem)
-    Value total;     // the block's tiles
     bool pingPong;
   };
   /// The serial schedule's step on the block's tile `count`, at key n0

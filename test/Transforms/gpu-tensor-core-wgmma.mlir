@@ -23,7 +23,7 @@
 // The forward's grid is one-dimensional (B or H alone may pass grid y/z's
 // 65535) and persistent: its items are the query tiles of every (batch,
 // head) pair, its blocks one per SM (fewer where the items are fewer; one
-// per item where the runtime counts no SM), and a one-thread kernel zeroes
+// per item where the runtime counts no SM), and a one-block kernel zeroes
 // the counter the items past the grid's first are drawn from only where
 // there are more items than blocks. The producer's thread decodes each
 // item (block b's first is b) in sections of 8 pairs: within a section
@@ -92,7 +92,7 @@
 // segment and its elements; Q's box of 128 rows, K's and V's of block-n)
 // and launches only when all three were made. The grid is persistent: as
 // many blocks as the runtime counts SMs (fewer where the query blocks are
-// fewer), after a one-thread kernel zeroes the counter they draw their
+// fewer), after a one-block kernel zeroes the counter they draw their
 // items past the first from (only where there are more items than
 // blocks). Each block is one producer and two consumer warpgroups (384
 // threads, 128 query rows), its tiles in dynamic shared memory (Q, two K
