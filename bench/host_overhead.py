@@ -20,7 +20,8 @@ sum, and the span from the first start to the last end (the gaps are what
 the span adds).
 
 Usage: host_overhead.py [--shapes B,H,S,D;...] [--queue 20] [--grad]
-       [--profile] [--breakdown] [--backward-kernels]
+       [--full] [--profile] [--breakdown] [--forward-kernels]
+       [--backward-kernels]
        [--time-limit SECONDS]
 """
 import argparse
@@ -37,14 +38,15 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 import common
 
 
-def impls(fa):
+def impls(fa, causal=True):
     def sdpa(backend):
         def call(q, k, v):
             with sdpa_kernel(backend):
-                return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                return F.scaled_dot_product_attention(q, k, v,
+                                                      is_causal=causal)
         return call
     return {
-        "fa": lambda q, k, v: fa.attention(q, k, v, causal=True),
+        "fa": lambda q, k, v: fa.attention(q, k, v, causal=causal),
         "sdpa-cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
         "sdpa-flash2": sdpa(SDPBackend.FLASH_ATTENTION),
     }
@@ -70,7 +72,8 @@ def breakdown(fa, tiny):
     backward, one loop each, at the tiny shape (the GPU idles)."""
     from fa import api
     q, k, v = (x.detach() for x in tiny)
-    _, program = api._attention_program(q, k, v, True, None, 0, None, None)
+    _, program = api._attention_program(q, k, v, True, None, 0, None, None,
+                                        "forward")
     o = torch.empty_like(q)
     lse = torch.empty(q.shape[:3], device="cuda")
     tensors = [q, k, v, o, lse]
@@ -81,7 +84,7 @@ def breakdown(fa, tiny):
         "check_attention_args": lambda: api.check_attention_args(
             q, k, v, True, None, 0, None, None),
         "_attention_program": lambda: api._attention_program(
-            q, k, v, True, None, 0, None, None),
+            q, k, v, True, None, 0, None, None, "forward"),
         "2 x torch.empty": lambda: (torch.empty_like(q),
                                     torch.empty(q.shape[:3], device="cuda")),
         "5 x _descriptor": lambda: [api._descriptor(t) for t in tensors],
@@ -99,12 +102,18 @@ def breakdown(fa, tiny):
     do = torch.randn_like(q)
     backward = [q, k, v, o, lse, do] + grads
     backward_descriptors = [api._descriptor(t) for t in backward]
+    # Programs hold one entry each: the backward's is its own.
+    _, backward_program = api._attention_program(
+        q, k, v, True, None, 0, None, None, "backward")
     qg = q.clone().requires_grad_()
     out = fa.attention(qg, k, v, causal=True)
     steps.update({
+        "fa.attention (grad)": lambda: fa.attention(qg, k, v, causal=True),
+        "prepare_backward": lambda: api.prepare_backward(
+            qg, k, v, True, None, 0, None, None),
         "attention_backward": lambda: api.attention_backward(
             q, k, v, o, lse, do, True, None, 0, None, None),
-        "Program.run backward (C++)": lambda: program.run(
+        "Program.run backward (C++)": lambda: backward_program.run(
             "attention", "backward", backward_descriptors, stream=stream),
         "autograd.grad (whole call)": lambda: torch.autograd.grad(
             out, qg, do, retain_graph=True),
@@ -124,9 +133,15 @@ def backward_of(call, qkv):
 def backward_kernels(name, call, qkv, calls=3):
     """Prints each GPU activity of the last of `calls` profiled backwards
     of call(*qkv) (backward_of), in order."""
+    gpu_activities(name, backward_of(call, qkv), calls)
+
+
+def gpu_activities(name, fn, calls=3):
+    """Prints each GPU activity of the last of `calls` profiled calls of
+    fn(), in order."""
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
-    grad = backward_of(call, qkv)
+    grad = fn
     for _ in range(3):
         grad()
     torch.cuda.synchronize()
@@ -169,11 +184,16 @@ def main():
     parser.add_argument("--backward-kernels", action="store_true",
                         help="each GPU activity of one backward, with "
                         "--grad")
+    parser.add_argument("--full", action="store_true",
+                        help="full attention rather than causal")
+    parser.add_argument("--forward-kernels", action="store_true",
+                        help="each GPU activity of one forward")
     parser.add_argument("--time-limit", type=float, default=450,
                         help="seconds after which no new shape starts")
     args = parser.parse_args()
     fa = common.import_fa()
-    calls = impls(fa)
+    calls = impls(fa, causal=not args.full)
+    mask = "full" if args.full else "causal"
 
     tiny = [torch.randn(1, 1, 128, 64, device="cuda", dtype=torch.bfloat16,
                         requires_grad=args.grad) for _ in range(3)]
@@ -189,13 +209,13 @@ def main():
         b, h, s, d = map(int, text.split(","))
         qkv = [torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16,
                            requires_grad=args.grad) for _ in range(3)]
-        flops = common.attention_flops(b, h, s, d, causal=True)
+        flops = common.attention_flops(b, h, s, d, causal=not args.full)
         for name, fn in calls.items():
             call = lambda: fn(*qkv)
             single, _ = common.measure(call, warmup=5, reps=30, budget=60)
             single = statistics.median(single)
             queued = queued_ms(call, args.queue)
-            print(f"{name:12s} causal {text:18s} single_ms {single:7.3f} "
+            print(f"{name:12s} {mask} {text:18s} single_ms {single:7.3f} "
                   f"({flops / single / 1e9:5.0f} TFLOP/s)  queued_ms "
                   f"{queued:7.3f} ({flops / queued / 1e9:5.0f} TFLOP/s)")
             if args.grad:
@@ -210,6 +230,8 @@ def main():
                       f"queued_ms {queued:7.3f} "
                       f"({work / queued / 1e9:5.0f} TFLOP/s)")
                 grad = None
+            if args.forward_kernels:
+                gpu_activities(f"{name} forward", call)
             if args.backward_kernels and args.grad:
                 backward_kernels(name, fn, qkv)
 

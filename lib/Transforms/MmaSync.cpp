@@ -603,16 +603,23 @@ private:
                                            b.getIndexAttr(1)};
       return memref::SubViewOp::create(b, tile, offsets, sizes, strides);
     };
-    auto copyKeysAndValues = [&](Value start, Value slot) {
+    // K's and V's copies of a tile read the same rows, a paged cache's
+    // looked up once for both (`ahead`, where that was done before).
+    auto copyKeysAndValues = [&](Value start, Value slot,
+                                 const TileRows *ahead = nullptr) {
       auto inPhase = scf::IfOp::create(
           b, cmp(arith::CmpIPredicate::slt, start, p.hi), false);
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(inPhase.thenBlock());
-        copyTile(args.k, slotOf(keys, slot), start, dims.sk, kvHead, &dims,
-                 args.kNew);
-        copyTile(args.v, slotOf(values, slot), start, dims.sk, kvHead, &dims,
-                 args.vNew);
+        TileRows rows = ahead ? *ahead
+                        : dims.blockTable
+                            ? lookUpPages(blockN, start, dims.sk, dims)
+                            : TileRows{blockN, start, dims.sk, {}};
+        copyTileRows(args.k, slotOf(keys, slot), kvHead, rows, &dims,
+                     args.kNew);
+        copyTileRows(args.v, slotOf(values, slot), kvHead, rows, &dims,
+                     args.vNew);
       }
       NVVM::CpAsyncCommitGroupOp::create(b);
     };
@@ -620,6 +627,13 @@ private:
     copyKeysAndValues(add(p.lo, idx(blockN)), idx(1));
     phaseTiles(p, blockN, [&](Value n0, bool masked, Value maskWhen) {
       Value slot = remi(divi(sub(n0, p.lo), blockN), 2);
+      Value next = add(n0, idx(2 * blockN));
+      // Paged keys: tile n0 + 2 blockN's pages are looked up in the block
+      // table now, so that those loads run under this tile's math rather
+      // than stall its copies.
+      std::optional<TileRows> ahead;
+      if (dims.blockTable)
+        ahead = lookUpPages(blockN, next, dims.sk, dims);
       NVVM::CpAsyncWaitGroupOp::create(b, 1);
       gpu::BarrierOp::create(b); // tile n0 landed for every warp
       SmallVector<SmallVector<Value, 4>> s =
@@ -627,7 +641,7 @@ private:
                       masked ? p.keyHi : Value(), maskWhen, slotOf(keys, slot));
       mmaCols(s, slotOf(values, slot), blockN, state.out);
       gpu::BarrierOp::create(b); // every warp is done with the slot
-      copyKeysAndValues(add(n0, idx(2 * blockN)), slot);
+      copyKeysAndValues(next, slot, ahead ? &*ahead : nullptr);
     });
   }
 

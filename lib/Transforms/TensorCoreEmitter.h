@@ -736,45 +736,75 @@ protected:
     copyTile(source, tile, start, limit, head, keys, appended);
     NVVM::CpAsyncCommitGroupOp::create(b);
   }
+  /// A tile copy's source rows [start, start + rows), those from `limit` on
+  /// zero filled; for paged keys, each pass's block-table entry where it
+  /// was loaded ahead of the copies (lookUpPages), one per pass: every
+  /// thread copies one 16-byte chunk a pass.
+  struct TileRows {
+    int64_t rows;
+    Value start, limit;
+    SmallVector<Value, 8> pageEntries;
+  };
+  /// This thread's row of the tile and chunk of the row in the pass that
+  /// starts at chunk `first` of the tile (passes go in row order; where the
+  /// threads split into whole rows, each keeps its chunk column).
+  std::pair<Value, Value> passChunk(int64_t first) {
+    int64_t chunksPerRow = headDim / chunkElements();
+    if ((32 * warps) % chunksPerRow == 0)
+      return {add(divi(tid, chunksPerRow), idx(first / chunksPerRow)),
+              remi(tid, chunksPerRow)};
+    Value linear = add(tid, idx(first));
+    return {divi(linear, chunksPerRow), remi(linear, chunksPerRow)};
+  }
+  /// Chunks of a tile of `rows` rows.
+  int64_t tileChunks(int64_t rows) {
+    return rows * (headDim / chunkElements());
+  }
+  /// The rows of a copy of rows [start, start + `rows`) of paged `keys`,
+  /// with their block-table entries loaded now (rows past the end clamp
+  /// into the table): loads that a copy issued later need not wait for.
+  TileRows lookUpPages(int64_t rows, Value start, Value limit,
+                       const Dims &keys) {
+    TileRows out{rows, start, limit, {}};
+    for (int64_t first = 0; first < tileChunks(rows); first += 32 * warps) {
+      Value clamped =
+          min(add(start, passChunk(first).first), sub(limit, idx(1)));
+      out.pageEntries.push_back(memref::LoadOp::create(
+          b, keys.blockTable,
+          ValueRange{batchIdx,
+                     arith::DivUIOp::create(b, clamped, keys.pageSize)}));
+    }
+    return out;
+  }
   /// loadTile's copies, left uncommitted, spread over every thread of the
   /// block.
   void copyTile(Value source, Value tile, Value start, Value limit, Value head,
                 const Dims *keys = nullptr, Value appended = {}) {
     int64_t rows = cast<MemRefType>(tile.getType()).getDimSize(0);
+    copyTileRows(source, tile, head, TileRows{rows, start, limit, {}}, keys,
+                 appended);
+  }
+  /// copyTile's copies of rows `from` (lookUpPages's entries taken where
+  /// it has them).
+  void copyTileRows(Value source, Value tile, Value head, const TileRows &from,
+                    const Dims *keys = nullptr, Value appended = {}) {
     int64_t chunkSize = chunkElements();
-    int64_t chunksPerRow = headDim / chunkSize;
     int64_t threads = 32 * warps;
-    int64_t chunks = rows * chunksPerRow;
-    // Pass p copies chunks [p * threads, (p + 1) * threads) of the tile in
-    // row order. Where the threads split into whole rows, each thread keeps
-    // its chunk column from pass to pass.
-    bool wholeRows = threads % chunksPerRow == 0;
-    Value firstChunk, firstRow;
-    if (wholeRows) {
-      firstChunk = remi(tid, chunksPerRow);
-      firstRow = divi(tid, chunksPerRow);
-    }
-    Value lastRow = sub(limit, idx(1));
-    for (int64_t first = 0; first < chunks; first += threads) {
-      Value row, chunk;
-      if (wholeRows) {
-        row = add(firstRow, idx(first / chunksPerRow));
-        chunk = firstChunk;
-      } else {
-        Value linear = add(tid, idx(first));
-        row = divi(linear, chunksPerRow);
-        chunk = remi(linear, chunksPerRow);
-      }
+    int64_t chunks = tileChunks(from.rows);
+    Value lastRow = sub(from.limit, idx(1));
+    for (int64_t first = 0, pass = 0; first < chunks;
+         first += threads, ++pass) {
+      auto [row, chunk] = passChunk(first);
       // A last pass past the tile's end leaves the surplus threads idle.
       std::optional<OpBuilder::InsertionGuard> guard;
       if (first + threads > chunks) {
         auto inTile = scf::IfOp::create(
-            b, cmp(arith::CmpIPredicate::slt, row, idx(rows)), false);
+            b, cmp(arith::CmpIPredicate::slt, row, idx(from.rows)), false);
         guard.emplace(b);
         b.setInsertionPointToStart(inTile.thenBlock());
       }
-      Value srcRow = add(start, row);
-      Value inRange = cmp(arith::CmpIPredicate::slt, srcRow, limit);
+      Value srcRow = add(from.start, row);
+      Value inRange = cmp(arith::CmpIPredicate::slt, srcRow, from.limit);
       Value srcElements = select(inRange, idx(chunkSize), idx(0));
       Value clamped = min(srcRow, lastRow);
       auto copy = [&](Value from, Value first, Value at) {
@@ -796,8 +826,11 @@ protected:
         copy(appended, batchIdx, sub(clamped, keys->appendAt));
         b.setInsertionPointToStart(isNew.elseBlock());
       }
-      auto [batchOrPage, at] = keys ? keyRow(*keys, batchIdx, clamped)
-                                    : std::pair{batchIdx, clamped};
+      auto [batchOrPage, at] =
+          !keys ? std::pair{batchIdx, clamped}
+          : from.pageEntries.empty()
+              ? keyRow(*keys, batchIdx, clamped)
+              : pageRow(*keys, from.pageEntries[pass], clamped);
       copy(source, batchOrPage, at);
     }
   }

@@ -242,9 +242,14 @@ std::pair<Value, Value> TileBuilder::keyRow(const Dims &dims, Value batch,
   if (!dims.blockTable)
     return {batch, j};
   Value slot = arith::DivUIOp::create(b, j, dims.pageSize);
-  Value page = arith::IndexCastOp::create(
-      b, b.getIndexType(),
-      memref::LoadOp::create(b, dims.blockTable, ValueRange{batch, slot}));
+  return pageRow(
+      dims, memref::LoadOp::create(b, dims.blockTable, ValueRange{batch, slot}),
+      j);
+}
+
+std::pair<Value, Value> TileBuilder::pageRow(const Dims &dims, Value entry,
+                                             Value j) {
+  Value page = arith::IndexCastOp::create(b, b.getIndexType(), entry);
   return {clamp(page, idx(0), sub(dims.pages, idx(1))),
           arith::RemUIOp::create(b, j, dims.pageSize)};
 }

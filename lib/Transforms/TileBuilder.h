@@ -191,6 +191,10 @@ public:
   /// the cache's pages, and j's row in it).
   std::pair<mlir::Value, mlir::Value> keyRow(const Dims &dims,
                                              mlir::Value batch, mlir::Value j);
+  /// keyRow's indices of paged key j whose block-table entry (i32) is
+  /// `entry`.
+  std::pair<mlir::Value, mlir::Value> pageRow(const Dims &dims,
+                                              mlir::Value entry, mlir::Value j);
   /// Batch entry `batch`'s dims: Sk (and the causal offset) from
   /// fa.attention's `key_lengths`, clamped to [0, Sk], where it has them;
   /// `dims` where `keyLengths` is null. Every bound, predicate and load

@@ -217,7 +217,10 @@ def _program(key, make_text, dtype, target, allow_tf32=False,
     if future is None:
         program = compile_program()
     else:
-        if not wait:
+        # Not waiting, a finished compile's program is taken all the same
+        # (so later calls find it without a lookup of their own); a failed
+        # one is left to the caller that waits, which raises its error.
+        if not wait and (not future.done() or future.exception() is not None):
             return None
         try:
             program = future.result()

@@ -705,6 +705,34 @@ def test_repeated_calls_reuse_the_checks_but_not_past_a_change():
     assert not api._checked_calls
 
 
+def test_a_forward_needing_gradients_keeps_the_backward_compiled_beside_it():
+    # The first forward whose inputs need gradients compiles the backward
+    # in the background; once that is done, later forwards find it by
+    # their call's signature like the forward's own, with no checks or
+    # program lookup of their own (which every such forward paid until a
+    # backward first waited for the program).
+    from fa import api
+    q = torch.randn(1, 2, 8, 16, requires_grad=True)
+    fa.clear_cache()
+    fa.attention(q, q, q, causal=True)
+    for future in list(api._compiling.values()):
+        future.result()
+    fa.attention(q, q, q, causal=True)
+    entries = sorted(signature[-3] for signature in api._checked_calls)
+    assert entries == ["backward", "forward"]
+    checks = []
+    real_checks = api.check_attention_args
+    api.check_attention_args = lambda *a: checks.append(a) or real_checks(*a)
+    try:
+        out = fa.attention(q, q, q, causal=True)
+    finally:
+        api.check_attention_args = real_checks
+    assert checks == []
+    out.sum().backward()
+    assert q.grad is not None and torch.isfinite(q.grad).all()
+    fa.clear_cache()
+
+
 # The drop-ins: flash-attn's flash_attn_func and SDPA's signature.
 
 def _bshd(b, s, h, d, **kw):

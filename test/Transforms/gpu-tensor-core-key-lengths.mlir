@@ -40,6 +40,17 @@ fa.kernel @cache {
 // CHECK: arith.maxsi %[[PAGEIDX]], %c0 : index
 // CHECK: arith.remui %{{.*}}, %c16 : index
 // CHECK: nvgpu.device_async_copy
+// The loop looks up the pages of the tile two ahead before it waits for
+// its own, so those loads run under its math; the copies after the math
+// take them (no table load between the barrier and the copies).
+// CHECK: scf.for
+// CHECK: memref.load %[[TABLE]]
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvvm.mma.sync
+// CHECK: gpu.barrier
+// CHECK-NOT: memref.load %[[TABLE]]
+// CHECK: nvgpu.device_async_copy
 // CHECK-NOT: wgmma
 // CHECK: gpu.launch {{.*}} module(@paged_forward_mma_d64)
 // CHECK: memref.load %[[TABLE]]
