@@ -794,7 +794,8 @@ protected:
     Value lastRow = sub(from.limit, idx(1));
     for (int64_t first = 0, pass = 0; first < chunks;
          first += threads, ++pass) {
-      auto [row, chunk] = passChunk(first);
+      Value row, chunk; // captured below: no structured bindings
+      std::tie(row, chunk) = passChunk(first);
       // A last pass past the tile's end leaves the surplus threads idle.
       std::optional<OpBuilder::InsertionGuard> guard;
       if (first + threads > chunks) {
