@@ -279,8 +279,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   std::optional<KernelShape> wgmmaForwardShape(const Variant &variant,
                                                int64_t headDim,
                                                int64_t bytes) {
-    int64_t groups =
-        tensor_core::wgmmaGroupsFor(headDim, wgmmaGroups, variant.window);
+    int64_t groups = tensor_core::wgmmaGroupsFor(
+        headDim, wgmmaGroups, variant.window, variant.sinkTokens);
     int64_t queryRows = 64 * groups;
     int64_t keys = wgmmaBlockN > 0 ? int64_t(wgmmaBlockN)
                                    : tensor_core::wgmmaDefaultBlockN(headDim);

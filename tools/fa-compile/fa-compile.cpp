@@ -84,6 +84,11 @@ static cl::opt<bool> branchedTiles(
     cl::desc("the forwards and the wgmma backward walk each phase's tiles "
              "in one loop, masking the edge tiles under a branch"),
     cl::init(false));
+static cl::opt<bool> wgmmaPersistent(
+    cl::cat(faCompileCategory), "wgmma-persistent",
+    cl::desc("the wgmma forward's grid is persistent: one block per SM "
+             "drawing query blocks (default; false: one block each)"),
+    cl::init(true));
 static cl::opt<std::string> outputPath(cl::cat(faCompileCategory), "o",
                                        cl::desc("output file or directory"),
                                        cl::init("-"));
@@ -254,6 +259,7 @@ int main(int argc, char **argv) {
   options.splitKv = splitKv;
   options.scalarFallback = scalarFallback;
   options.branchedTiles = branchedTiles;
+  options.wgmmaPersistent = wgmmaPersistent;
   auto file = MemoryBuffer::getFile(specPath);
   if (!file)
     return fail("cannot read '" + specPath + "': " +

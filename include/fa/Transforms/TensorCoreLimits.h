@@ -296,14 +296,19 @@ inline constexpr int64_t kMaxWgmmaGroups = 3;
 /// are half as long, needs two other consumers' GEMMs under it: bench/
 /// NOTES.md, D 64 +6-12%), but two under a window of fewer than
 /// kWideWindow keys, whose 192-row blocks would mostly compute masked
-/// pairs; two past D 64.
+/// pairs, and with sink tokens, whose phase's masked loop beside the
+/// window's pushes three consumers past their 160 registers (streaming at D
+/// 64 spilled 216 bytes in its tile loops; H100, the autotuner's timings
+/// of one run: 0.837 ms with three, 0.602 ms with two); two past D 64.
 inline constexpr int64_t kWideWindow = 1024;
 inline constexpr int64_t wgmmaGroupsFor(int64_t headDim, int64_t requested,
-                                        std::optional<int64_t> window) {
+                                        std::optional<int64_t> window,
+                                        int64_t sinkTokens = 0) {
   int64_t most = headDim <= 64 ? kMaxWgmmaGroups : 2;
   if (requested > 0)
     return std::min(requested, most);
-  return window && *window < kWideWindow ? std::min<int64_t>(most, 2) : most;
+  bool narrow = (window && *window < kWideWindow) || sinkTokens > 0;
+  return narrow ? std::min<int64_t>(most, 2) : most;
 }
 
 /// The tensor map kernels take by value (CUtensorMap: 128 bytes, 64-byte
