@@ -1,4 +1,4 @@
-# Sourced by paged.sh and check2.sh: `lines` prints the FA_CHECKS lines
+# Sourced by check2.sh: `lines` prints the FA_CHECKS lines
 # (spec|shapes|flags) of the paged-decode change: the decode entries at
 # split, packed, MHA-like and 16-row shapes, Llama 32/8 D 128 paged and
 # contiguous, and the mma.sync forwards and backwards (1 and 2 K/V stages)

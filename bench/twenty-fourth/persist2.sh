@@ -2,27 +2,18 @@
 # Persistent wgmma forward, second try (the last P V's stage now freed):
 # checks whose grids have more query blocks than the GPU has SMs (blocks
 # take several items), a forward A/B against $1 (the previous build's
-# overlay), the hopper stage, memcheck and racecheck. Every fa-run under
-# `timeout`, each stage's logs packed into $OUT as it ends.
+# overlay; none: no A/B), the hopper stage, memcheck and racecheck. Every
+# fa-run under `timeout`, each stage's logs packed into $OUT as it ends.
 S=$OUT/summary.txt; W=/tmp/p2; rm -rf $W; mkdir -p $W
 export FA_CHECK_PREFIX="timeout 75"
-lines() {
-  for c in "causal|2,16,4,1000,1000,128;2,32,8,1000,1000,64" "gpt_oss|1,64,8,1000,1000,64" \
-           "mha|2,16,16,777,1025,128" "swa|1,32,8,3000,3000,64" "streaming|1,16,16,2100,2100,128" \
-           "gqa_causal|1,32,8,1333,1333,128"; do
-    echo "kernels_spec/${c%%|*}.mlir|${c#*|}|--dtype bf16"
-  done
-  echo "kernels_spec/gpt_oss.mlir|1,64,8,1000,1000,64|--dtype f16"
-  for d in 32 80 96 192 256; do
-    echo "kernels_spec/causal.mlir|2,16,4,1000,1000,$d|--dtype bf16"
-  done
-}
+source bench/twenty-fifth/multi-item-checks.sh
 FA_GPU_STAGES=checks FA_CHECK_JOBS=8 FA_CHECKS="$(lines)" timeout 170 scripts/gpu-run.sh $W/multi > /dev/null 2>&1
 echo "multi checks: $(grep -c '^== ' $W/multi/checks.log) runs, $(grep -c FAILED $W/multi/checks.log) failed" >> $S
 tar -czf $OUT/multi.tgz -C $W multi /tmp/fa-checks
 # A hang (or any failure) stops the call here: later stages would hang too.
 grep -q FAILED $W/multi/checks.log 2>/dev/null || [ ! -f $W/multi/checks.log ] && { cat $S; exit 1; }
-AB_FLAGS= timeout 170 bash bench/twenty-third/ab.sh 1 "$1" \
+# No overlay: the checks alone (bench/twenty-fifth/verify.sh).
+[ -n "$1" ] && AB_FLAGS= timeout 170 bash bench/twenty-third/ab.sh 1 "$1" \
   "causal|2,16,16,4096,4096,128 mha|2,16,16,4096,4096,128 gqa_causal|2,32,8,4096,4096,128 causal|4,32,32,4096,4096,64 gpt_oss|2,64,8,4096,4096,64 mha|4,32,32,4096,4096,64" >> $S 2>&1
 unset FA_CHECK_PREFIX
 FA_CHECK_PREFIX="timeout 60" FA_GPU_STAGES=hopper timeout 160 scripts/gpu-run.sh $W/hopper > /dev/null 2>&1

@@ -1,21 +1,12 @@
 #!/usr/bin/env bash
-# Lazy rescale (a row keeps its max until a tile passes it by 2^8; O
-# rescaled only where a warp has a factor other than 1): the overlay $1's
+# A forward change against the bundle (the twenty-fifth session's row sums
+# on the tensor cores, rowsum.tar.xz, and lazy rescale, lazy.tar.xz, each
+# built from its patch under patches/): the overlay $1's
 # checks (multi-item grids, every masked spec, D 32-256; the hopper stage),
 # then its forward A/B against the bundle. Stops at the first failure.
 S=$OUT/summary.txt; W=/tmp/rs; rm -rf $W; mkdir -p $W
 export FA_BUNDLE_OVERLAY=$1 FA_CHECK_PREFIX="timeout 75"
-lines() {
-  for c in "causal|2,16,4,1000,1000,128;2,32,8,1000,1000,64" "gpt_oss|1,64,8,1000,1000,64" \
-           "mha|2,16,16,777,1025,128" "swa|1,32,8,3000,3000,64" "streaming|1,16,16,2100,2100,128" \
-           "gqa_causal|1,32,8,1333,1333,128"; do
-    echo "kernels_spec/${c%%|*}.mlir|${c#*|}|--dtype bf16"
-  done
-  echo "kernels_spec/gpt_oss.mlir|1,64,8,1000,1000,64|--dtype f16"
-  for d in 32 80 96 192 256; do
-    echo "kernels_spec/causal.mlir|2,16,4,1000,1000,$d|--dtype bf16"
-  done
-}
+source bench/twenty-fifth/multi-item-checks.sh
 FA_GPU_STAGES=checks FA_CHECK_JOBS=8 FA_CHECKS="$(lines)" timeout 170 scripts/gpu-run.sh $W/multi > /dev/null 2>&1
 echo "multi checks: $(grep -c '^== ' $W/multi/checks.log) runs, $(grep -c FAILED $W/multi/checks.log) failed" >> $S
 tar -czf $OUT/multi.tgz -C $W multi
