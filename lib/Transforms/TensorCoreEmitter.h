@@ -769,10 +769,7 @@ protected:
     for (int64_t first = 0; first < tileChunks(rows); first += 32 * warps) {
       Value clamped =
           min(add(start, passChunk(first).first), sub(limit, idx(1)));
-      out.pageEntries.push_back(memref::LoadOp::create(
-          b, keys.blockTable,
-          ValueRange{batchIdx,
-                     arith::DivUIOp::create(b, clamped, keys.pageSize)}));
+      out.pageEntries.push_back(pageEntry(keys, batchIdx, clamped));
     }
     return out;
   }

@@ -241,10 +241,12 @@ std::pair<Value, Value> TileBuilder::keyRow(const Dims &dims, Value batch,
                                             Value j) {
   if (!dims.blockTable)
     return {batch, j};
+  return pageRow(dims, pageEntry(dims, batch, j), j);
+}
+
+Value TileBuilder::pageEntry(const Dims &dims, Value batch, Value j) {
   Value slot = arith::DivUIOp::create(b, j, dims.pageSize);
-  return pageRow(
-      dims, memref::LoadOp::create(b, dims.blockTable, ValueRange{batch, slot}),
-      j);
+  return memref::LoadOp::create(b, dims.blockTable, ValueRange{batch, slot});
 }
 
 std::pair<Value, Value> TileBuilder::pageRow(const Dims &dims, Value entry,

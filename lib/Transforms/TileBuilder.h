@@ -191,6 +191,8 @@ public:
   /// the cache's pages, and j's row in it).
   std::pair<mlir::Value, mlir::Value> keyRow(const Dims &dims,
                                              mlir::Value batch, mlir::Value j);
+  /// The block-table entry (i32) of paged key j of batch entry `batch`.
+  mlir::Value pageEntry(const Dims &dims, mlir::Value batch, mlir::Value j);
   /// keyRow's indices of paged key j whose block-table entry (i32) is
   /// `entry`.
   std::pair<mlir::Value, mlir::Value> pageRow(const Dims &dims,
