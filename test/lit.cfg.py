@@ -40,6 +40,16 @@ cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
 if cc:
     config.available_features.add("c-compiler")
     config.substitutions.append(("%cc", cc))
+# ptxas (the CUDA toolkit's, or PATH's): tests of the machine code the
+# kernels assemble to (spills), which need no GPU.
+ptxas = shutil.which("ptxas") or next(
+    (p for p in [os.path.join(r, "bin", "ptxas") for r in
+                 [os.environ.get(v) for v in ("CUDA_ROOT", "CUDA_HOME",
+                                              "CUDA_PATH")] +
+                 ["/usr/local/cuda"] if r] if os.access(p, os.X_OK)), None)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
 try:
     ctypes.CDLL("libcuda.so.1")
     config.available_features.add("cuda-driver")
