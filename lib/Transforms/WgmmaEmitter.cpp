@@ -352,11 +352,7 @@ WgmmaEmitter::setUpShared(ArrayRef<int64_t> fixedRows, int64_t streamRows,
   at.barriers = offset + scratchBytes;
 
   // One thread sets the barriers up; every thread sees them set.
-  {
-    auto first = scf::IfOp::create(
-        b, cmp(arith::CmpIPredicate::eq, tid, idx(0)), false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(first.thenBlock());
+  electedThread([&] {
     NVVM::MBarrierInitOp::create(b, fixedLanded(at), i32(1), Value());
     NVVM::MBarrierInitOp::create(b, fixedFree(at), i32(128 * groups()),
                                  Value());
@@ -369,7 +365,7 @@ WgmmaEmitter::setUpShared(ArrayRef<int64_t> fixedRows, int64_t streamRows,
             b, stageBarrier(at, tile, StageEvent::Free, idx(s)),
             i32(128 * groups()), Value());
       }
-  }
+  });
   NVVM::FenceMbarrierInitOp::create(b);
   gpu::BarrierOp::create(b);
   return at;

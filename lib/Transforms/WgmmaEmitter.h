@@ -369,7 +369,8 @@ protected:
   void produce(const SharedLayout &at, ArrayRef<FixedCopy> fixed,
                std::array<Value, 2> streamMaps, StreamVisitor visit,
                Value firstTile);
-  /// Runs `body` on the producer warpgroup's thread 0 alone.
+  /// Runs `body` on the block's thread 0 alone (in a warp-specialised
+  /// block, the producer warpgroup's).
   void electedThread(llvm::function_ref<void()> body);
 
   /// A persistent block's work item: its index in the grid's order, how

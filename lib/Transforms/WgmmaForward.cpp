@@ -167,12 +167,8 @@ private:
       storeState(flt(0.0), pBuffer, i);
     SmallVector<KeyPhase, 2> phases =
         keyPhases(variant, dims, block.m0, block.rows);
-    // Ping-pong (pipelined, two or three consumers): the warpgroups take
-    // turns, in order, to issue a tile's GEMMs, so one's softmax runs under
-    // the others'.
-    bool pingPong = pingPongs();
-    TileStep step{variant, dims,    state, scaleLog2,      rowOf,   at,
-                  queries, pBuffer, group, item.firstTile, pingPong};
+    TileStep step{variant, dims,    state, scaleLog2, rowOf,
+                  at,      queries, pBuffer, group,   item.firstTile};
     Value done = idx(0); // tiles of the earlier phases
     for (const KeyPhase &p : phases) {
       phaseTiles(p, blockN, [&](Value n0, bool masked, Value maskWhen) {
@@ -222,11 +218,9 @@ private:
     b.setInsertionPointToStart(ifOp.thenBlock());
     launchBlocks({idx(1), idx(1), idx(1)}, /*dynamicBytes=*/0,
                  /*workgroupTypes=*/{}, name, [&](gpu::LaunchOp) {
-                   auto first = scf::IfOp::create(
-                       b, cmp(arith::CmpIPredicate::eq, tid, idx(0)), false);
-                   OpBuilder::InsertionGuard inner(b);
-                   b.setInsertionPointToStart(first.thenBlock());
-                   memref::StoreOp::create(b, i64(0), counter, idx(0));
+                   electedThread([&] {
+                     memref::StoreOp::create(b, i64(0), counter, idx(0));
+                   });
                  });
   }
 
@@ -241,7 +235,6 @@ private:
     Value queries, pBuffer;
     Value group;     // this consumer warpgroup
     Value firstTile; // the block's first tile's count (WorkItem)
-    bool pingPong;
   };
   /// The serial schedule's step on the block's tile `count`, at key n0
   /// (masked below `keyHi` when set, where `maskWhen` holds when set).
@@ -277,7 +270,7 @@ private:
     auto [prevSlot, prevParity] = stageOf(add(tile, idx(2 * kvStages - 1)));
     Value keys = stageAt(at, kKeys, slot);
     waitBarrier(stageBarrier(at, kKeys, StageEvent::Landed, slot), parity);
-    if (step.pingPong)
+    if (pingPongs())
       waitTurn(step.group);
     Value scoreAcc = issueScores(step.queries, keys);
     // Tile 0 has no V to wait for: the barrier of the stage it names may
@@ -292,7 +285,7 @@ private:
     issueValues(step.pBuffer,
                 select(later, stageAt(at, kValues, prevSlot), keys),
                 step.state.out);
-    if (step.pingPong) {
+    if (pingPongs()) {
       // The next warpgroup's turn, the last's going round to 0 (a select,
       // not a remainder: no division on the loop).
       Value lastGroup = idx(groups() - 1);
@@ -317,7 +310,7 @@ private:
       rescaleRow(step.state, r, alpha[r]);
   }
   /// Whether the consumers take turns to issue (pipelined, two or three
-  /// consumers).
+  /// consumers), so that one's softmax runs under the others' GEMMs.
   bool pingPongs() const { return pipelined && groups() >= 2; }
   /// Runs `body` on consumer warpgroup `which` (this one being `group`).
   void onGroup(Value group, int64_t which, llvm::function_ref<void()> body) {

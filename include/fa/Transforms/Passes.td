@@ -172,7 +172,8 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     Option<"wgmmaGroups", "wgmma-groups", "int64_t", "0",
            "wgmma forward: consumer warpgroups per block, 64 query rows "
            "each: 1 to 3, at most 2 past D 64 (0: 3 up to D 64, 2 under a "
-           "window of fewer than 1024 keys and past D 64)">,
+           "window of fewer than 1024 keys, with sink tokens and past D "
+           "64)">,
     Option<"wgmmaPersistent", "wgmma-persistent", "bool", "true",
            "wgmma forward: a persistent grid, one block per SM drawing query "
            "blocks from a counter, each block's next Q and K/V copied under "
