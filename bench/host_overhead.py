@@ -95,6 +95,19 @@ def breakdown(fa, tiny):
             "attention", "forward", descriptors, stream=stream),
         "torch add_ (one launch)": lambda: o.add_(1),
     }
+    if hasattr(api, "forward_call"):  # builds with bound calls
+        record = api.forward_call(q, k, v, True, None, 0, None, None)
+        for _ in range(2):  # the second launch binds
+            record.launch("attention", "forward", tensors)
+        pointers = [t.data_ptr() for t in tensors]
+        steps.update({
+            "forward_call": lambda: api.forward_call(
+                q, k, v, True, None, 0, None, None),
+            "launch (bound)": lambda: record.launch("attention", "forward",
+                                                    tensors),
+            "BoundCall.run (C++)": lambda: record.bound.run(pointers,
+                                                            stream),
+        })
     # The backward's steps: its entry, the C++ call alone, and autograd's
     # whole call (the eager Function around the entry).
     api._run(program, "attention", "forward", tensors)

@@ -262,6 +262,35 @@ bool compileForExport(const std::string &specText,
                       const CompileOptions &options, const std::string &arch,
                       ExportedSpec &exported, std::string &error);
 
+class Program;
+
+/// One entry of a Program bound to its arguments' dtypes, sizes and
+/// strides (Program::bind): a call loop that repeats one signature (a
+/// model's layers, a decode step) passes the data pointers alone, and
+/// the checks and the config choice bind() made are not made again.
+class BoundCall {
+public:
+  ~BoundCall();
+  BoundCall(const BoundCall &) = delete;
+  BoundCall &operator=(const BoundCall &) = delete;
+
+  /// The number of data pointers run() takes: bind's arguments.
+  std::size_t arity() const;
+  /// Runs the entry on `data`, one pointer per bound argument in bind's
+  /// order, as Program::run would on those arguments with these
+  /// pointers (a start the tensor-core kernels cannot take goes through
+  /// Program::run and its checks). False with `error` set on failure.
+  bool run(const std::vector<void *> &data, std::string &error,
+           std::optional<std::uintptr_t> stream = std::nullopt,
+           RunFailure *failure = nullptr);
+
+private:
+  friend class Program;
+  struct Impl;
+  explicit BoundCall(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
 /// A spec compiled for one element type and target.
 class Program {
 public:
@@ -312,7 +341,19 @@ public:
   bool prepare(const std::string &kernel, Entry entry,
                const std::vector<Tensor> &args, std::string &error);
 
+  /// What run() does before its launch, done once for arguments of
+  /// these dtypes, sizes and strides (and starts as aligned as theirs):
+  /// the checks, the config of their shape class (tuned on `args` where
+  /// tuning is on, which runs the kernels on them) and its compile. Null
+  /// with `error` (and `failure`) set where run() would fail there. The
+  /// call must not outlive this program.
+  std::unique_ptr<BoundCall>
+  bind(const std::string &kernel, Entry entry, const std::vector<Tensor> &args,
+       std::string &error, std::optional<std::uintptr_t> stream = std::nullopt,
+       RunFailure *failure = nullptr);
+
 private:
+  friend class BoundCall;
   Program();
   struct Impl;
   std::unique_ptr<Impl> impl;

@@ -189,10 +189,17 @@ std::string &pendingError() {
   thread_local std::string e;
   return e;
 }
-/// Names of loaded kernels, for error messages.
-std::map<CUfunction, std::string> &kernelNames() {
-  static std::map<CUfunction, std::string> names;
-  return names;
+/// What fa knows of a loaded kernel: its name, for error messages, and
+/// the dynamic shared memory it may take (raised once, at the first launch
+/// that needs more, instead of at every launch).
+struct KernelRecord {
+  std::string name;
+  CUmodule module = nullptr;
+  int32_t sharedLimit = tensor_core::kStaticSharedBytes;
+};
+std::map<CUfunction, KernelRecord> &kernelNames() {
+  static std::map<CUfunction, KernelRecord> records;
+  return records;
 }
 
 std::string describe(CUresult result) {
@@ -223,7 +230,7 @@ bool check(CUresult result, const char *call, const llvm::Twine &context) {
 std::string kernelName(CUfunction f) {
   std::lock_guard<std::mutex> lock(kernelNamesMutex());
   auto it = kernelNames().find(f);
-  return it != kernelNames().end() ? it->second : std::string();
+  return it != kernelNames().end() ? it->second.name : std::string();
 }
 
 bool checkKernel(CUresult result, const char *call, CUfunction f,
@@ -312,6 +319,12 @@ extern "C" void *faMgpuModuleLoad(void *data, size_t) {
 }
 
 extern "C" void faMgpuModuleUnload(void *module) {
+  {
+    std::lock_guard<std::mutex> lock(kernelNamesMutex());
+    auto &records = kernelNames();
+    for (auto it = records.begin(); it != records.end();)
+      it = it->second.module == module ? records.erase(it) : std::next(it);
+  }
   if (module)
     check(driver().cuModuleUnload(static_cast<CUmodule>(module)),
           "cuModuleUnload", "");
@@ -325,9 +338,32 @@ extern "C" void *faMgpuModuleGetFunction(void *module, const char *name) {
                                          static_cast<CUmodule>(module), name),
             "cuModuleGetFunction", std::string("kernel ") + name)) {
     std::lock_guard<std::mutex> lock(kernelNamesMutex());
-    kernelNames()[function] = name;
+    KernelRecord &record = kernelNames()[function];
+    // A handle of an unloaded module's kernel may come back for another.
+    if (record.module != module)
+      record = KernelRecord{name, static_cast<CUmodule>(module)};
   }
   return function;
+}
+
+/// Lets `f` take `bytes` of dynamic shared memory (once per kernel and
+/// size: the attribute stays set).
+static bool raiseSharedLimit(CUfunction f, int32_t bytes) {
+  {
+    std::lock_guard<std::mutex> lock(kernelNamesMutex());
+    auto it = kernelNames().find(f);
+    if (it != kernelNames().end() && it->second.sharedLimit >= bytes)
+      return true;
+  }
+  if (!checkKernel(driver().cuFuncSetAttribute(
+                       f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                       bytes),
+                   "cuFuncSetAttribute", f))
+    return false;
+  std::lock_guard<std::mutex> lock(kernelNamesMutex());
+  int32_t &limit = kernelNames()[f].sharedLimit;
+  limit = std::max(limit, bytes);
+  return true;
 }
 
 extern "C" void faMgpuLaunchKernel(void *function, intptr_t gridX,
@@ -350,11 +386,7 @@ extern "C" void faMgpuLaunchKernel(void *function, intptr_t gridX,
     return;
   }
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
-  if (smem > tensor_core::kStaticSharedBytes &&
-      !checkKernel(d.cuFuncSetAttribute(
-                       f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                       smem),
-                   "cuFuncSetAttribute", f))
+  if (smem > tensor_core::kStaticSharedBytes && !raiseSharedLimit(f, smem))
     return;
   auto cuStream = static_cast<CUstream>(stream);
   KernelTiming &timing = kernelTiming();

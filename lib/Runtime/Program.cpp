@@ -173,6 +173,24 @@ struct Program::Impl {
   bool invoke(const std::string &kernelName, const std::string &entryName,
               const std::vector<Tensor> &args, std::string &error,
               std::optional<std::uintptr_t> stream);
+  /// The host code's packed entry of `kernelName`'s `entryName` (looked
+  /// up once), or null with `error` set.
+  HostCode::Packed entryPoint(const std::string &kernelName,
+                              const std::string &entryName,
+                              std::string &error);
+  /// Calls `entry` on `packed` (memref descriptors) on the caller's
+  /// `stream`, and collects the launches' error.
+  bool call(HostCode::Packed entry, void **packed,
+            const std::string &kernelName, const std::string &entryName,
+            std::string &error, std::optional<std::uintptr_t> stream);
+  /// What run() decides before its launch, under `mutex`: the program
+  /// (this one, or one compiled with the config of the arguments' shape
+  /// class) whose code takes `args`; null with `error` and `failure` set
+  /// where run() fails before launching.
+  Impl *resolve(const std::string &kernelName, Entry entry,
+                const std::string &entryName, const std::vector<Tensor> &args,
+                std::string &error, std::optional<std::uintptr_t> stream,
+                RunFailure *failure);
 
   /// The config of a GPU call whose operands the tensor-core kernels do
   /// not take, where this program lacks the scalar fallback kernels: the
@@ -803,50 +821,165 @@ static bool takesSplitKvKernels(Operation *compute,
       sq, group, args[0].sizes[3]);
 }
 
-bool Program::run(const std::string &kernelName, Entry entry,
-                  const std::vector<Tensor> &args, std::string &error,
-                  std::optional<std::uintptr_t> stream, RunFailure *failure) {
+Program::Impl *Program::Impl::resolve(const std::string &kernelName,
+                                      Entry entry, const std::string &name,
+                                      const std::vector<Tensor> &args,
+                                      std::string &error,
+                                      std::optional<std::uintptr_t> stream,
+                                      RunFailure *failure) {
   if (failure)
     *failure = RunFailure::Arguments;
-  std::lock_guard<std::mutex> lock(impl->mutex);
-  KernelOp kernel = impl->spec->lookupSymbol<KernelOp>(kernelName);
+  KernelOp kernel = spec->lookupSymbol<KernelOp>(kernelName);
   if (!kernel) {
     error = "no kernel named '" + kernelName + "' in the spec";
-    return false;
+    return nullptr;
   }
-  std::string name = entryName(entry);
   func::FuncOp fn = entryFunction(kernel, entry);
   if (!fn) {
     error = "kernel '" + kernelName + "' has no backward";
-    return false;
+    return nullptr;
   }
-  if (impl->options.onlyEntry && *impl->options.onlyEntry != entry) {
+  if (options.onlyEntry && *options.onlyEntry != entry) {
     error = "kernel '" + kernelName + "': this program was compiled for its " +
-            entriesName(impl->options.onlyEntry) + " only, not its " + name;
-    return false;
+            entriesName(options.onlyEntry) + " only, not its " + name;
+    return nullptr;
   }
-  if (!impl->validate(kernel, fn, name, args, error))
-    return false;
+  if (!validate(kernel, fn, name, args, error))
+    return nullptr;
   // Past here the arguments are good: what fails is a compile, the
   // tuner's timing, or a launch.
   if (failure)
     *failure = RunFailure::Device;
   std::optional<TileConfig> config;
-  if (impl->target == Target::GPU) {
-    bool layoutOk = impl->layoutSuitsKernels(args);
-    impl->logScalarFallback(kernelName, entry, name, fn, args, layoutOk);
-    config = impl->fallbackConfig(fn, layoutOk);
+  if (target == Target::GPU) {
+    bool layoutOk = layoutSuitsKernels(args);
+    logScalarFallback(kernelName, entry, name, fn, args, layoutOk);
+    config = fallbackConfig(fn, layoutOk);
   }
   if (!config)
-    config = impl->chooseConfig(kernelName, entry, name, args, stream, error);
+    config = chooseConfig(kernelName, entry, name, args, stream, error);
   if (!config)
-    return false;
-  if (impl->target == Target::GPU && entry == Entry::Forward &&
-      !impl->options.splitKv &&
+    return nullptr;
+  if (target == Target::GPU && entry == Entry::Forward && !options.splitKv &&
       takesSplitKvKernels(KernelOp::getComputeOp(fn), args))
     config->splitKv = 1;
-  Impl *configured = impl->withConfig(*config, error);
+  return withConfig(*config, error);
+}
+
+bool Program::run(const std::string &kernelName, Entry entry,
+                  const std::vector<Tensor> &args, std::string &error,
+                  std::optional<std::uintptr_t> stream, RunFailure *failure) {
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  std::string name = entryName(entry);
+  Impl *configured =
+      impl->resolve(kernelName, entry, name, args, error, stream, failure);
   return configured && configured->invoke(kernelName, name, args, error, stream);
+}
+
+/// A bound entry: the program whose code runs it, its packed entry point,
+/// and one memref descriptor per argument whose pointers run() fills in.
+struct BoundCall::Impl {
+  Program *program;         // bind()'s, for its mutex and a checked run
+  Program::Impl *configured; // the program whose code takes the arguments
+  HostCode::Packed entry;
+  std::string kernelName;
+  Entry which;
+  std::string entryName;
+  std::vector<Tensor> args; // bind's, pointers aside
+  /// Whether the tensor-core dispatch takes bind's arguments; a start that
+  /// changes it takes Program::run, which chooses anew.
+  bool layoutOk;
+  std::vector<std::vector<int64_t>> descriptors;
+  std::vector<void *> pointers;
+  std::vector<void *> packed;
+};
+
+BoundCall::BoundCall(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
+BoundCall::~BoundCall() = default;
+
+std::size_t BoundCall::arity() const { return impl->args.size(); }
+
+/// The memref descriptor of `t`: {allocated, aligned, offset,
+/// sizes[rank], strides[rank]}.
+static std::vector<int64_t> memrefDescriptor(const Tensor &t) {
+  std::vector<int64_t> desc = {reinterpret_cast<intptr_t>(t.data),
+                               reinterpret_cast<intptr_t>(t.data), 0};
+  desc.insert(desc.end(), t.sizes.begin(), t.sizes.end());
+  desc.insert(desc.end(), t.strides.begin(), t.strides.end());
+  return desc;
+}
+
+std::unique_ptr<BoundCall> Program::bind(const std::string &kernelName,
+                                         Entry entry,
+                                         const std::vector<Tensor> &args,
+                                         std::string &error,
+                                         std::optional<std::uintptr_t> stream,
+                                         RunFailure *failure) {
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  std::string name = entryName(entry);
+  Impl *configured =
+      impl->resolve(kernelName, entry, name, args, error, stream, failure);
+  if (!configured)
+    return nullptr;
+  HostCode::Packed entryPoint = configured->entryPoint(kernelName, name, error);
+  if (!entryPoint)
+    return nullptr;
+  auto bound = std::make_unique<BoundCall::Impl>();
+  bound->program = this;
+  bound->configured = configured;
+  bound->entry = entryPoint;
+  bound->kernelName = kernelName;
+  bound->which = entry;
+  bound->entryName = name;
+  bound->args = args;
+  bound->layoutOk =
+      impl->target != Target::GPU || impl->layoutSuitsKernels(args);
+  for (const Tensor &t : args)
+    bound->descriptors.push_back(memrefDescriptor(t));
+  for (auto &desc : bound->descriptors)
+    bound->pointers.push_back(desc.data());
+  for (void *&p : bound->pointers)
+    bound->packed.push_back(&p);
+  return std::unique_ptr<BoundCall>(new BoundCall(std::move(bound)));
+}
+
+bool BoundCall::run(const std::vector<void *> &data, std::string &error,
+                    std::optional<std::uintptr_t> stream,
+                    RunFailure *failure) {
+  Impl &b = *impl;
+  if (failure)
+    *failure = RunFailure::Arguments;
+  if (data.size() != b.args.size()) {
+    error = "kernel '" + b.kernelName + "' " + b.entryName + ": bound to " +
+            std::to_string(b.args.size()) + " tensors, got " +
+            std::to_string(data.size()) + " pointers";
+    return false;
+  }
+  for (size_t i = 0; i < data.size(); ++i) {
+    if (!data[i]) {
+      error = "kernel '" + b.kernelName + "' " + b.entryName +
+              ": argument #" + std::to_string(i) + " has no data";
+      return false;
+    }
+  }
+  Program::Impl &program = *b.program->impl;
+  std::unique_lock<std::mutex> lock(program.mutex);
+  for (size_t i = 0; i < data.size(); ++i)
+    b.args[i].data = data[i];
+  if (program.target == Target::GPU &&
+      program.layoutSuitsKernels(b.args) != b.layoutOk) {
+    std::vector<Tensor> args = b.args;
+    lock.unlock();
+    return b.program->run(b.kernelName, b.which, args, error, stream,
+                          failure);
+  }
+  if (failure)
+    *failure = RunFailure::Device;
+  for (size_t i = 0; i < data.size(); ++i)
+    b.descriptors[i][0] = b.descriptors[i][1] =
+        reinterpret_cast<intptr_t>(data[i]);
+  return b.configured->call(b.entry, b.packed.data(), b.kernelName,
+                            b.entryName, error, stream);
 }
 
 bool Program::prepare(const std::string &kernelName, Entry entry,
@@ -1096,48 +1229,35 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
   return tuned[shape] = *best;
 }
 
-bool Program::Impl::invoke(const std::string &kernelName,
-                           const std::string &entryName,
-                           const std::vector<Tensor> &args, std::string &error,
-                           std::optional<std::uintptr_t> stream) {
-  // One strided memref descriptor per tensor:
-  // {allocated, aligned, offset, sizes[rank], strides[rank]}.
-  std::vector<std::vector<int64_t>> descriptors;
-  descriptors.reserve(args.size());
-  for (const Tensor &t : args) {
-    std::vector<int64_t> desc;
-    desc.push_back(reinterpret_cast<intptr_t>(t.data));
-    desc.push_back(reinterpret_cast<intptr_t>(t.data));
-    desc.push_back(0);
-    desc.insert(desc.end(), t.sizes.begin(), t.sizes.end());
-    desc.insert(desc.end(), t.strides.begin(), t.strides.end());
-    descriptors.push_back(std::move(desc));
-  }
-  std::vector<void *> pointers;
-  for (auto &desc : descriptors)
-    pointers.push_back(desc.data());
-  std::vector<void *> packed;
-  for (void *&p : pointers)
-    packed.push_back(&p);
+HostCode::Packed Program::Impl::entryPoint(const std::string &kernelName,
+                                           const std::string &entryName,
+                                           std::string &error) {
   std::string symbol = kernelName + "_" + entryName;
-  auto &entryPoint = entryPoints[symbol];
-  if (!entryPoint) {
+  auto &entry = entryPoints[symbol];
+  if (!entry) {
     auto found = host->packed(symbol);
     if (!found) {
       entryPoints.erase(symbol);
       error = "could not run " + symbol + ": " +
               llvm::toString(found.takeError());
-      return false;
+      return nullptr;
     }
-    entryPoint = *found;
+    entry = *found;
   }
+  return entry;
+}
+
+bool Program::Impl::call(HostCode::Packed entry, void **packed,
+                         const std::string &kernelName,
+                         const std::string &entryName, std::string &error,
+                         std::optional<std::uintptr_t> stream) {
   // The calling thread may be new to CUDA (its context is per thread).
   if (target == Target::GPU && !cuda::ensureInitialized(error))
     return false;
   {
     cuda::ScopedCallerStream onStream(target == Target::GPU ? stream
                                                             : std::nullopt);
-    entryPoint(packed.data());
+    entry(packed);
   }
   if (target == Target::GPU) {
     std::string launch = cuda::takeLaunchError();
@@ -1147,6 +1267,26 @@ bool Program::Impl::invoke(const std::string &kernelName,
     }
   }
   return true;
+}
+
+bool Program::Impl::invoke(const std::string &kernelName,
+                           const std::string &entryName,
+                           const std::vector<Tensor> &args, std::string &error,
+                           std::optional<std::uintptr_t> stream) {
+  HostCode::Packed entry = entryPoint(kernelName, entryName, error);
+  if (!entry)
+    return false;
+  std::vector<std::vector<int64_t>> descriptors;
+  descriptors.reserve(args.size());
+  for (const Tensor &t : args)
+    descriptors.push_back(memrefDescriptor(t));
+  std::vector<void *> pointers;
+  for (auto &desc : descriptors)
+    pointers.push_back(desc.data());
+  std::vector<void *> packed;
+  for (void *&p : pointers)
+    packed.push_back(&p);
+  return call(entry, packed.data(), kernelName, entryName, error, stream);
 }
 
 /// Lowers a spec for GPU `arch` (PTX embedded in host code that launches

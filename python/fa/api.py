@@ -59,7 +59,7 @@ _compiling_lock = threading.Lock()
 _compiler = concurrent.futures.ThreadPoolExecutor(
     max_workers=2, thread_name_prefix="fa-compile")
 # Attention calls whose arguments passed check_attention_args, by
-# _call_signature: a repeat of one takes its dtype and Program from here
+# _call_signature: a repeat of one takes its _CheckedCall from here
 # (20-25 us of host time per call on the H100 host, bench/NOTES.md).
 _checked_calls = {}
 _CHECKED_CALLS_MAX = 4096
@@ -262,24 +262,78 @@ _raw_current_stream = getattr(getattr(torch, "_C", None),
                               "_cuda_getCurrentRawStream", None)
 
 
+def _stream_of(x):
+    """The stream fa queues x's kernels on: torch's current one on x's
+    device for CUDA tensors (ordered with the work around it like any torch
+    op; the call returns without waiting), else None."""
+    if _is_torch(x) and x.is_cuda:
+        return _current_stream(x.device)
+    return None
+
+
 def _run(program, name, entry, tensors):
-    # CUDA tensors: fa queues its kernels on torch's current stream and
-    # returns, ordered with the work around it like any torch op.
-    stream = None
-    if _is_torch(tensors[0]) and tensors[0].is_cuda:
-        stream = _current_stream(tensors[0].device)
-    try:
+    stream = _stream_of(tensors[0])
+    with _device_errors(stream):
         program.run(name, entry, [_descriptor(t) for t in tensors],
                     stream=stream)
-    except RuntimeError as e:
-        # A device allocation failed (fa's workspace; the message names its
-        # bytes): raise what callers catch for that, as torch's own
-        # allocations do.
-        if "out of memory" not in str(e):
-            raise
-        if stream is not None:
-            raise torch.OutOfMemoryError(str(e)) from None
-        raise MemoryError(str(e)) from None
+
+
+class _device_errors:
+    """Raises a run's failed device allocation (fa's workspace; the message
+    names its bytes) as what callers catch for that, as torch's own
+    allocations do."""
+
+    __slots__ = ("stream",)
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, trace):
+        if kind is not RuntimeError or "out of memory" not in str(error):
+            return False
+        if self.stream is not None:
+            raise torch.OutOfMemoryError(str(error)) from None
+        raise MemoryError(str(error)) from None
+
+
+class _CheckedCall:
+    """What a call signature (_call_signature) resolved to once its
+    arguments passed the checks: the dtype and Program, and, from its
+    second launch on, the Program's entry bound to the signature's shapes
+    (Program.bind), which takes data pointers alone: the runtime's checks
+    and config choice are not made again (bench/NOTES.md, twenty-sixth
+    session). `bindable`: remembered under a signature of plain torch
+    tensors, whose shapes and strides the signature fixes."""
+
+    __slots__ = ("dtype", "program", "bindable", "bound", "backwards_ready")
+
+    def __init__(self, dtype, program, bindable):
+        self.dtype = dtype
+        self.program = program
+        self.bindable = bindable
+        self.bound = None
+        # A forward's: the `deterministic` flags whose backward is compiled
+        # (prepare_backward said so).
+        self.backwards_ready = set()
+
+    def launch(self, name, entry, tensors):
+        """Runs the entry on `tensors` (the spec's inputs then outputs)."""
+        bound = self.bound
+        if bound is None:
+            _run(self.program, name, entry, tensors)
+            # Bound once a run passed: the binding repeats its checks and
+            # config choice (tuned by now), then launches nothing.
+            if self.bindable:
+                self.bound = self.program.bind(
+                    name, entry, [_descriptor(t) for t in tensors],
+                    stream=_stream_of(tensors[0]))
+            return
+        stream = _stream_of(tensors[0])
+        with _device_errors(stream):
+            bound.run([t.data_ptr() for t in tensors], stream)
 
 
 def check_attention_args(q, k, v, causal, window, sink_tokens, sinks, scale,
@@ -372,6 +426,15 @@ def _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale,
     the same bits from run to run with `deterministic` (the forward is that
     already). With wait=False the Program is None while it compiles in
     the background (see _program)."""
+    record = _attention_call(q, k, v, causal, window, sink_tokens, sinks,
+                             scale, entry, deterministic, wait, prepare)
+    return record.dtype, record.program
+
+
+def _attention_call(q, k, v, causal, window, sink_tokens, sinks, scale,
+                    entry, deterministic=False, wait=True, prepare=None):
+    """_attention_program's _CheckedCall (its program None while it
+    compiles in the background, and then not remembered)."""
     signature, known = _known_call(_call_signature(
         q, k, v, causal, window, sink_tokens, sinks, scale, deterministic,
         entry))
@@ -383,9 +446,10 @@ def _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale,
         "attention", attention_spec, dtype, q, int(q.shape[3]), sinks, causal,
         window, sink_tokens, scale, deterministic=deterministic, entry=entry,
         wait=wait, prepare=prepare)
+    record = _CheckedCall(dtype, program, signature is not None)
     if program is not None:
-        _remember_call(signature, (dtype, program))
-    return dtype, program
+        _remember_call(signature, record)
+    return record
 
 
 def _known_call(signature):
@@ -415,8 +479,9 @@ def prepare_backward(q, k, v, causal, window, sink_tokens, sinks, scale,
     compile runs beside the forward's own and the caller's work until the
     backward), with the config of its shape class: the call's tensors
     described with the shapes and strides the backward will get (o, dO and
-    the gradients dense; no data is read). Called on every such forward:
-    once the backward is compiled, this is the checked-call lookup alone."""
+    the gradients dense; no data is read). Returns whether the backward is
+    compiled; a forward calls it until it is (the forward's _CheckedCall
+    keeps the answer)."""
 
     def prepare(program):  # on the compiling thread, not the caller's
         dtype = _dtype_name("q", q)
@@ -442,21 +507,32 @@ def prepare_backward(q, k, v, causal, window, sink_tokens, sinks, scale,
             described.append(dense(sinks.shape, acc))
         program.prepare("attention", "backward", described)
 
-    _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale,
-                       "backward", deterministic, wait=False,
-                       prepare=prepare)
+    _, program = _attention_program(q, k, v, causal, window, sink_tokens,
+                                    sinks, scale, "backward", deterministic,
+                                    wait=False, prepare=prepare)
+    return program is not None
 
 
-def attention_forward(q, k, v, causal, window, sink_tokens, sinks, scale):
-    """o, lse (no autograd): the op's forward on any supported tensors."""
-    dtype, program = _attention_program(q, k, v, causal, window,
-                                        sink_tokens, sinks, scale, "forward")
-    learnable = sinks is not None
+def forward_call(q, k, v, causal, window, sink_tokens, sinks, scale):
+    """The _CheckedCall of the op's forward on these arguments (checked and
+    compiled at the first call of their signature)."""
+    return _attention_call(q, k, v, causal, window, sink_tokens, sinks,
+                           scale, "forward")
+
+
+def attention_forward(q, k, v, causal, window, sink_tokens, sinks, scale,
+                      record=None):
+    """o, lse (no autograd): the op's forward on any supported tensors;
+    `record`: forward_call's for these arguments, where the caller has it."""
+    if record is None:
+        record = forward_call(q, k, v, causal, window, sink_tokens, sinks,
+                              scale)
+    dtype = record.dtype
     b, hq, sq, d = q.shape
     o = _empty_like(q, (b, hq, sq, d), dtype)
     lse = _empty_like(q, (b, hq, sq), accumulator(dtype))
-    ins = [q, k, v] + ([sinks] if learnable else [])
-    _run(program, "attention", "forward", ins + [o, lse])
+    ins = (q, k, v) if sinks is None else (q, k, v, sinks)
+    record.launch("attention", "forward", (*ins, o, lse))
     return o, lse
 
 
@@ -569,7 +645,7 @@ def decode_forward(q, k, v, cache_seqlens, block_table, causal, window,
     learnable = sinks is not None
     if known is not None:
         # The shapes were checked at the first call of this signature.
-        dtype, program = known
+        dtype = known.dtype
         if check_lengths:
             check_cache_seqlens(
                 cache_seqlens, block_table, q, k,
@@ -585,12 +661,13 @@ def decode_forward(q, k, v, cache_seqlens, block_table, causal, window,
             "decode", decode_spec, dtype, q, int(q.shape[3]), sinks, causal,
             window, sink_tokens, scale, (paged, k_new is not None),
             entry="forward")
-        _remember_call(signature, (dtype, program))
+        known = _CheckedCall(dtype, program, signature is not None)
+        _remember_call(signature, known)
     b, hq, sq, d = q.shape
     o = _empty_like(q, (b, hq, sq, d), dtype)
     lse = _empty_like(q, (b, hq, sq), accumulator(dtype))
     ins = [q, k, v] + ([sinks] if learnable else []) + extra
-    _run(program, "decode", "forward", ins + [o, lse])
+    known.launch("decode", "forward", ins + [o, lse])
     return o, lse
 
 

@@ -101,18 +101,23 @@ attention_fwd.register_autograd(_op_gradients, setup_context=_setup_context)
 class _EagerAttention(torch.autograd.Function):
     """The op's forward and backward for plain eager calls. forward takes
     ctx itself: the setup_context form costs ~100 us more per call (torch
-    2.15, 2-core machine), more than the dispatch this class saves."""
+    2.15, 2-core machine), more than the dispatch this class saves. Its
+    last input is the forward's api._CheckedCall, which the caller looked
+    up already."""
 
     @staticmethod
-    def forward(ctx, *inputs):
-        output = _forward(*inputs)
+    def forward(ctx, *inputs_and_record):
+        *inputs, record = inputs_and_record
+        q, k, v, sinks, causal, window, sink_tokens, scale, _ = inputs
+        output = api.attention_forward(q, k, v, causal, window, sink_tokens,
+                                       sinks, scale, record)
         _setup_context(ctx, inputs, output)
         return output
 
     @staticmethod
     @once_differentiable  # like the op: no gradient of the backward
     def backward(ctx, do, dlse):
-        return _gradients(_backward, ctx, do, dlse)
+        return *_gradients(_backward, ctx, do, dlse), None
 
 
 # torch's switches for modes and transforms, looked up once; where one is
@@ -143,9 +148,15 @@ def attention(q, k, v, causal, window, sink_tokens, sinks, scale,
         return attention_fwd(*args)
     if torch.is_grad_enabled() and any(
             t is not None and t.requires_grad for t in (q, k, v, sinks)):
-        api.prepare_backward(q, k, v, causal, window, sink_tokens, sinks,
-                             scale, deterministic)
-        return _EagerAttention.apply(*args)
+        # One lookup of the call's signature serves the forward and, once
+        # its backward is compiled, the check that it is.
+        record = api.forward_call(q, k, v, causal, window, sink_tokens,
+                                  sinks, scale)
+        if deterministic not in record.backwards_ready and \
+                api.prepare_backward(q, k, v, causal, window, sink_tokens,
+                                     sinks, scale, deterministic):
+            record.backwards_ready.add(deterministic)
+        return _EagerAttention.apply(*args, record)
     # Nothing to differentiate (inference, decode): the forward without an
     # autograd node, whose apply cost a tenth of a small call's host time.
     return _forward(*args)

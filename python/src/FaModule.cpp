@@ -149,6 +149,15 @@ void prepare(fa::Program &program, const std::string &kernel,
     throw py::value_error(error);
 }
 
+/// Raises a failed run's error: ValueError for its arguments, RuntimeError
+/// for the device or a compile.
+[[noreturn]] void raiseRunError(const std::string &error,
+                                fa::RunFailure failure) {
+  if (failure == fa::RunFailure::Arguments)
+    throw py::value_error(error);
+  throw std::runtime_error(error);
+}
+
 void run(fa::Program &program, const std::string &kernel,
          const std::string &entry, const std::vector<TensorTuple> &tensors,
          std::optional<std::uintptr_t> stream) {
@@ -161,10 +170,43 @@ void run(fa::Program &program, const std::string &kernel,
     py::gil_scoped_release release;
     ok = program.run(kernel, which, args, error, stream, &failure);
   }
-  if (!ok && failure == fa::RunFailure::Arguments)
-    throw py::value_error(error);
   if (!ok)
-    throw std::runtime_error(error);
+    raiseRunError(error, failure);
+}
+
+std::unique_ptr<fa::BoundCall> bind(fa::Program &program,
+                                    const std::string &kernel,
+                                    const std::string &entry,
+                                    const std::vector<TensorTuple> &tensors,
+                                    std::optional<std::uintptr_t> stream) {
+  fa::Entry which = entryFromName(entry);
+  std::vector<fa::Tensor> args = toTensors(tensors);
+  std::string error;
+  fa::RunFailure failure;
+  std::unique_ptr<fa::BoundCall> bound;
+  {
+    py::gil_scoped_release release; // it may compile or tune a config
+    bound = program.bind(kernel, which, args, error, stream, &failure);
+  }
+  if (!bound)
+    raiseRunError(error, failure);
+  return bound;
+}
+
+void runBound(fa::BoundCall &bound, const std::vector<std::uintptr_t> &data,
+              std::optional<std::uintptr_t> stream) {
+  std::vector<void *> pointers(data.size());
+  for (size_t i = 0; i < data.size(); ++i)
+    pointers[i] = reinterpret_cast<void *>(data[i]);
+  std::string error;
+  fa::RunFailure failure;
+  bool ok;
+  {
+    py::gil_scoped_release release;
+    ok = bound.run(pointers, error, stream, &failure);
+  }
+  if (!ok)
+    raiseRunError(error, failure);
 }
 
 py::dict describe(const fa::KernelInfo &info) {
@@ -190,6 +232,10 @@ py::dict describe(const fa::KernelInfo &info) {
 
 PYBIND11_MODULE(_fa, m) {
   m.doc() = "fa's compiler and runtime (use the `fa` package)";
+  py::class_<fa::BoundCall>(m, "BoundCall")
+      .def("run", &runBound, py::arg("data"), py::arg("stream") = py::none(),
+           "Runs the bound entry on these data pointers (bind's order)")
+      .def_property_readonly("arity", &fa::BoundCall::arity);
   py::class_<fa::Program>(m, "Program")
       .def_static("compile", &compile, py::arg("text"), py::arg("name"),
                   py::arg("dtype") = py::none(), py::arg("target") = "auto",
@@ -202,6 +248,10 @@ PYBIND11_MODULE(_fa, m) {
            py::arg("stream") = py::none())
       .def("prepare", &prepare, py::arg("kernel"), py::arg("entry"),
            py::arg("tensors"))
+      // The bound call keeps its program alive.
+      .def("bind", &bind, py::arg("kernel"), py::arg("entry"),
+           py::arg("tensors"), py::arg("stream") = py::none(),
+           py::keep_alive<0, 1>())
       .def_property_readonly("kernels",
                              [](const fa::Program &p) {
                                py::list out;

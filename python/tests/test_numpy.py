@@ -245,6 +245,41 @@ def test_a_forward_compiles_no_backward():
     fa.clear_cache()
 
 
+def test_a_bound_call_runs_new_data_as_run_does():
+    """Program.bind checks arguments once; its call takes data pointers
+    alone and computes what run() computes on them. A bind refuses what
+    run() refuses, and its call refuses a wrong count of pointers or a
+    null one by name."""
+    rng = np.random.default_rng(8)
+    text = fa.spec.attention_spec("attention", "f64", causal=True)
+    program = fa._fa.Program.compile(text, "<bind>", target="cpu",
+                                     entry="forward")
+
+    def tensors():
+        q, k, v = (rand(rng, (2, 3, 19, 8)) for _ in range(3))
+        return [q, k, v, np.full(q.shape, np.nan), np.full(q.shape[:3], np.nan)]
+
+    first = tensors()
+    bound = program.bind("attention", "forward",
+                         [fa.api._descriptor(t) for t in first])
+    assert bound.arity == 5
+    for _ in range(2):  # fresh data each call, outputs poisoned
+        args = tensors()
+        bound.run([t.__array_interface__["data"][0] for t in args])
+        want_o, want_lse = ref_attention(*args[:3], causal=True)
+        assert relative_error(args[3], want_o) < TOL[np.float64]
+        assert relative_error(args[4], want_lse) < TOL[np.float64]
+    pointers = [t.__array_interface__["data"][0] for t in first]
+    with pytest.raises(ValueError, match="bound to 5 tensors, got 4"):
+        bound.run(pointers[:4])
+    with pytest.raises(ValueError, match="argument #2 has no data"):
+        bound.run(pointers[:2] + [0] + pointers[3:])
+    bad = [fa.api._descriptor(t) for t in first]
+    bad[1] = (bad[1][0], bad[1][1], [2, 3, 20, 8], bad[1][3])
+    with pytest.raises(ValueError, match="k"):
+        program.bind("attention", "forward", bad)
+
+
 def _rss_mib():
     with open("/proc/self/status") as status:
         for line in status:
