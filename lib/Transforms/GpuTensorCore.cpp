@@ -291,9 +291,20 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
       for (int64_t rows = keys; rows >= 16; rows /= 2)
         if (tensor_core::wgmmaForwardSharedBytes(queryRows, rows, stages,
                                                  headDim, bytes) <=
-            tensor_core::kHopperSharedBytes)
-          return KernelShape{rows, 4 * (groups + 1), queryRows,
-                             stages};
+            tensor_core::kHopperSharedBytes) {
+          KernelShape shape{rows, 4 * (groups + 1), queryRows, stages};
+          // A persistent block takes a second copy of Q where it fits
+          // beside the same stages and K/V tiles (at the head dims where
+          // that measured faster): its producer then copies the next
+          // item's Q while the consumers finish this one, not after.
+          if (wgmmaPersistent &&
+              headDim <= tensor_core::kWgmmaTwoQCopiesMaxHeadDim &&
+              tensor_core::wgmmaForwardSharedBytes(queryRows, rows, stages,
+                                                   headDim, bytes, 2) <=
+                  tensor_core::kHopperSharedBytes)
+            shape.fixedSlots = 2;
+          return shape;
+        }
     return std::nullopt;
   }
 

@@ -54,6 +54,10 @@ struct KernelShape {
   int64_t queryRows = 0;
   /// The forward's K/V tiles in shared memory at once (1 or 2).
   int64_t kvStages = 1;
+  /// Copies of the wgmma forward's Q tile (1 or 2): with two, a persistent
+  /// block's producer copies its next item's Q while the consumers still
+  /// read this one's.
+  int64_t fixedSlots = 1;
   /// (batch, head) pairs whose query tiles a forward grid interleaves
   /// (queryBlock).
   int64_t gridSection = kGridSectionPairs;

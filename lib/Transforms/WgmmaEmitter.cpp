@@ -263,8 +263,9 @@ void WgmmaEmitter::launchWithTensorMaps(
   int64_t fixedTotal = 0;
   for (int64_t rows : fixedRows)
     fixedTotal += rows;
-  int64_t sharedBytes = wgmmaSharedBytes(fixedTotal, streamRows, kvStages,
-                                         headDim, elementBytes(), scratchBytes);
+  int64_t sharedBytes =
+      wgmmaSharedBytes(fixedTotal, streamRows, kvStages, headDim,
+                       elementBytes(), scratchBytes, fixedSlots);
   launchBlocks(extents, sharedBytes, /*workgroupTypes=*/{}, kernelName,
                [&](gpu::LaunchOp launch) {
                  SmallVector<Value, 4> kernelMaps;
@@ -344,6 +345,8 @@ WgmmaEmitter::setUpShared(ArrayRef<int64_t> fixedRows, int64_t streamRows,
     at.fixedRows.push_back(rows);
     offset += tileBytes(rows);
   }
+  at.fixedBytes = offset;
+  offset *= fixedSlots;
   for (int64_t tile = 0; tile < 2; ++tile) {
     at.streamed[tile] = offset;
     offset += kvStages * tileBytes(streamRows);
@@ -353,9 +356,12 @@ WgmmaEmitter::setUpShared(ArrayRef<int64_t> fixedRows, int64_t streamRows,
 
   // One thread sets the barriers up; every thread sees them set.
   electedThread([&] {
-    NVVM::MBarrierInitOp::create(b, fixedLanded(at), i32(1), Value());
-    NVVM::MBarrierInitOp::create(b, fixedFree(at), i32(128 * groups()),
-                                 Value());
+    for (int64_t slot = 0; slot < fixedSlots; ++slot) {
+      NVVM::MBarrierInitOp::create(b, fixedLanded(at, idx(slot)), i32(1),
+                                   Value());
+      NVVM::MBarrierInitOp::create(b, fixedFree(at, idx(slot)),
+                                   i32(128 * groups()), Value());
+    }
     for (int64_t s = 0; s < kvStages; ++s)
       for (int64_t tile = 0; tile < 2; ++tile) {
         NVVM::MBarrierInitOp::create(
@@ -395,15 +401,15 @@ void WgmmaEmitter::electedThread(llvm::function_ref<void()> body) {
 
 void WgmmaEmitter::produce(const SharedLayout &at, ArrayRef<FixedCopy> fixed,
                            std::array<Value, 2> streamMaps, StreamVisitor visit,
-                           Value firstTile) {
+                           Value firstTile, Value fixedSlot) {
   int64_t fixedBytes = 0;
   for (const FixedCopy &copy : fixed)
     fixedBytes += tileBytes(at.fixedRows[copy.tile]);
-  expectBytes(fixedLanded(at), fixedBytes);
+  Value landed = fixedLanded(at, fixedSlot);
+  expectBytes(landed, fixedBytes);
   for (const FixedCopy &copy : fixed)
-    loadTileAsync(copy.map, fixedAt(at, copy.tile),
-                  at.fixedRows[copy.tile], copy.row, copy.head,
-                  fixedLanded(at));
+    loadTileAsync(copy.map, fixedAt(at, copy.tile, fixedSlot),
+                  at.fixedRows[copy.tile], copy.row, copy.head, landed);
   visit([&](Value count, Value row, Value head) {
     auto [slot, parity] = stageOf(add(firstTile, count));
     // The round before is free once the consumers said so; the first
@@ -437,7 +443,7 @@ Value WgmmaEmitter::produceQueryBlock(const Variant &variant, const Dims &dims,
                                       const SharedLayout &at,
                                       ArrayRef<Value> fixedMaps,
                                       std::array<Value, 2> streamMaps,
-                                      Value firstTile) {
+                                      Value firstTile, Value fixedSlot) {
   SmallVector<FixedCopy, 2> fixed;
   for (auto [tile, map] : llvm::enumerate(fixedMaps))
     fixed.push_back({map, int64_t(tile), block.m0, block.head});
@@ -447,7 +453,7 @@ Value WgmmaEmitter::produceQueryBlock(const Variant &variant, const Dims &dims,
       [&](auto copy) {
         tiles = streamKeyTiles(variant, dims, block.m0, block.rows, copy);
       },
-      firstTile);
+      firstTile, fixedSlot);
   return tiles;
 }
 
@@ -455,7 +461,9 @@ WgmmaEmitter::WorkItem WgmmaEmitter::beginWorkItem(scf::WhileOp items) {
   Type index = b.getIndexType();
   Block *after = b.createBlock(&items.getAfter(), {}, {index, index, index},
                                {b.getLoc(), b.getLoc(), b.getLoc()});
-  return {after->getArgument(2), after->getArgument(0), after->getArgument(1)};
+  Value round = after->getArgument(0);
+  auto [slot, parity] = fixedSlotOf(round);
+  return {after->getArgument(2), round, after->getArgument(1), slot, parity};
 }
 
 void WgmmaEmitter::produceWorkItems(
@@ -471,16 +479,17 @@ void WgmmaEmitter::produceWorkItems(
     Block *before = b.createBlock(&items.getBefore(), {}, {index, index, index},
                                   {b.getLoc(), b.getLoc(), b.getLoc()});
     Value round = before->getArgument(0), item = before->getArgument(2);
-    // The slot is the consumers' until they freed the last item's fixed
-    // tiles (the first round's wait, parity 1 of a fresh barrier, passes).
-    waitBarrier(fixedFree(at), xori(remi(round, 2), idx(1)));
-    LLVM::StoreOp::create(b, toI64(item), nextItemSlot(at));
+    auto [slot, parity] = fixedSlotOf(round);
+    // The copy is the consumers' until they freed it from its last item
+    // (the first use's wait, parity 1 of a fresh barrier, passes).
+    waitBarrier(fixedFree(at, slot), xori(parity, idx(1)));
+    LLVM::StoreOp::create(b, toI64(item), nextItemSlot(at, slot));
     Value more = cmp(arith::CmpIPredicate::ult, item, work);
     // Past the last item the consumers learn so from fixedLanded's phase
     // alone: its one arrival, no copies.
     auto last = scf::IfOp::create(b, more, /*withElseRegion=*/true);
     b.setInsertionPointToStart(last.elseBlock());
-    arriveOn(fixedLanded(at));
+    arriveOn(fixedLanded(at, slot));
     b.setInsertionPointAfter(last);
     scf::ConditionOp::create(b, more, before->getArguments());
   }
@@ -524,9 +533,11 @@ void WgmmaEmitter::consumeWorkItems(
     Block *before = b.createBlock(&items.getBefore(), {}, {index, index},
                                   {b.getLoc(), b.getLoc()});
     Value round = before->getArgument(0);
-    waitBarrier(fixedLanded(at), remi(round, 2));
+    auto [slot, parity] = fixedSlotOf(round);
+    waitBarrier(fixedLanded(at, slot), parity);
     Value item = arith::IndexCastUIOp::create(
-        b, index, LLVM::LoadOp::create(b, b.getI64Type(), nextItemSlot(at)));
+        b, index,
+        LLVM::LoadOp::create(b, b.getI64Type(), nextItemSlot(at, slot)));
     scf::ConditionOp::create(b, cmp(arith::CmpIPredicate::ult, item, work),
                              ValueRange{round, before->getArgument(1), item});
   }

@@ -58,11 +58,16 @@ public:
   WgmmaEmitter(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
                KernelShape shape)
       : TensorCoreEmitter(b, element, headDim, shape, /*allowTf32=*/false),
-        segmentBytes(swizzleSegmentBytes(headDim * elementBytes())) {}
+        segmentBytes(swizzleSegmentBytes(headDim * elementBytes())),
+        fixedSlots(shape.fixedSlots) {}
 
 protected:
   /// The swizzle's row segment W: a column block's bytes per row.
   int64_t segmentBytes;
+  /// Copies of the fixed tiles, each with its own barriers and item slot
+  /// (KernelShape::fixedSlots): a persistent block's work item `round`
+  /// takes copy round % fixedSlots.
+  int64_t fixedSlots;
 
   /// The widest swizzle segment (128, 64 or 32 bytes) that divides a row.
   static int64_t swizzleSegmentBytes(int64_t rowBytes);
@@ -255,7 +260,8 @@ protected:
   /// swizzle-aligned shared address `aligned`.
   struct SharedLayout {
     Value aligned;
-    SmallVector<int64_t, 2> fixed, fixedRows; // each fixed tile
+    SmallVector<int64_t, 2> fixed, fixedRows; // each fixed tile (copy 0)
+    int64_t fixedBytes = 0; // one copy's fixed tiles
     std::array<int64_t, 2> streamed; // each streamed tile's first stage
     int64_t streamRows = 0;
     int64_t scratch = 0; // the kernel's own bytes (1024-byte aligned)
@@ -265,28 +271,41 @@ protected:
   /// or is free again (every consumer thread arrives).
   enum class StageEvent : int64_t { Landed, Free };
 
-  /// Lays the block's shared memory out (fixed tiles of `fixedRows` each,
-  /// kvStages stages of two streamed tiles of `streamRows`, `scratchBytes`,
-  /// the barriers) and has one thread set the barriers up for every thread
-  /// to see.
+  /// Lays the block's shared memory out (fixedSlots copies of the fixed
+  /// tiles of `fixedRows` each, kvStages stages of two streamed tiles of
+  /// `streamRows`, `scratchBytes`, the barriers) and has one thread set the
+  /// barriers up for every thread to see.
   SharedLayout setUpShared(ArrayRef<int64_t> fixedRows, int64_t streamRows,
                            int64_t scratchBytes);
-  Value fixedLanded(const SharedLayout &at) {
-    return sharedPointer(add(at.aligned, idx(at.barriers)));
+  /// The barriers and item slot of fixed-tile copy `slot` (an index; 0
+  /// where there is one copy) lie at these 8-byte offsets from at.barriers
+  /// (copy 0's around the stages' barriers, at 1 + 4 * kvStages on; the
+  /// second copy's three after them).
+  Value fixedBarrier(const SharedLayout &at, Value slot, int64_t first,
+                     int64_t copyOffset) {
+    return sharedPointer(add(
+        at.aligned,
+        add(idx(at.barriers + 8 * first), mul(slot, idx(8 * copyOffset)))));
   }
-  /// The fixed tiles are free again: every consumer thread arrives once
-  /// its warpgroup's reads of them are done (persistent blocks, whose
-  /// producer then copies the next item's).
-  Value fixedFree(const SharedLayout &at) {
-    return sharedPointer(
-        add(at.aligned, idx(at.barriers + 8 * (1 + 4 * kvStages))));
+  /// Fixed-tile copy `slot` landed: the producer's arrival with its bytes
+  /// (or, past a persistent block's last item, without).
+  Value fixedLanded(const SharedLayout &at, Value slot) {
+    return fixedBarrier(at, slot, 0, 3 + 4 * kvStages);
+  }
+  Value fixedLanded(const SharedLayout &at) {
+    return fixedLanded(at, idx(0));
+  }
+  /// Fixed-tile copy `slot` is free again: every consumer thread arrives
+  /// once its warpgroup's reads of it are done (persistent blocks, whose
+  /// producer then copies a later item's there).
+  Value fixedFree(const SharedLayout &at, Value slot) {
+    return fixedBarrier(at, slot, 1 + 4 * kvStages, 3);
   }
   /// The shared i64 through which a persistent block's producer names its
-  /// consumers' next work item (64 bits, like the counter: a grid's items
-  /// may pass 2^31 where its launch no longer does).
-  Value nextItemSlot(const SharedLayout &at) {
-    return sharedPointer(
-        add(at.aligned, idx(at.barriers + 8 * (2 + 4 * kvStages))));
+  /// consumers' work item of fixed-tile copy `slot` (64 bits, like the
+  /// counter: a grid's items may pass 2^31 where its launch no longer does).
+  Value nextItemSlot(const SharedLayout &at, Value slot) {
+    return fixedBarrier(at, slot, 2 + 4 * kvStages, 3);
   }
   Value stageBarrier(const SharedLayout &at, int64_t tile, StageEvent event,
                      Value slot);
@@ -296,8 +315,13 @@ protected:
     return add(at.aligned, add(idx(at.streamed[tile]),
                                mul(slot, idx(tileBytes(at.streamRows)))));
   }
+  /// The shared byte address of fixed tile `tile` of copy `slot`.
+  Value fixedAt(const SharedLayout &at, int64_t tile, Value slot) {
+    return add(at.aligned,
+               add(idx(at.fixed[tile]), mul(slot, idx(at.fixedBytes))));
+  }
   Value fixedAt(const SharedLayout &at, int64_t tile) {
-    return add(at.aligned, idx(at.fixed[tile]));
+    return fixedAt(at, tile, idx(0));
   }
   Value scratchAt(const SharedLayout &at) {
     return add(at.aligned, idx(at.scratch));
@@ -343,42 +367,47 @@ protected:
   /// stage once the consumers freed that stage's pair of the round before.
   void emitProducer(const SharedLayout &at, ArrayRef<FixedCopy> fixed,
                     std::array<Value, 2> streamMaps, StreamVisitor visit) {
-    electedThread([&] { produce(at, fixed, streamMaps, visit, idx(0)); });
+    electedThread(
+        [&] { produce(at, fixed, streamMaps, visit, idx(0), idx(0)); });
   }
   /// The producer of `block`, a block of query rows (queryBlock or
   /// forwardBlock): fixed tile i through `fixedMaps[i]` at the block's rows
   /// and head, K and V streamed through `streamMaps` over the key tiles
   /// those rows visit (streamKeyTiles): the forward's and dQ's. Its first
   /// streamed tile is the block's tile `firstTile` (a persistent block's
-  /// count goes on across its items). Returns its streamed tiles' count.
+  /// count goes on across its items), its fixed tiles copy `fixedSlot`.
+  /// Returns its streamed tiles' count.
   Value produceQueryBlock(const Variant &variant, const Dims &dims,
                           const QueryBlock &block, const SharedLayout &at,
                           ArrayRef<Value> fixedMaps,
-                          std::array<Value, 2> streamMaps, Value firstTile);
+                          std::array<Value, 2> streamMaps, Value firstTile,
+                          Value fixedSlot);
   void emitQueryBlockProducer(const Variant &variant, const Dims &dims,
                               const QueryBlock &block, const SharedLayout &at,
                               ArrayRef<Value> fixedMaps,
                               std::array<Value, 2> streamMaps) {
     electedThread([&] {
       produceQueryBlock(variant, dims, block, at, fixedMaps, streamMaps,
-                        idx(0));
+                        idx(0), idx(0));
     });
   }
   /// What emitProducer's thread does, its streamed tiles counted from
-  /// `firstTile`.
+  /// `firstTile`, its fixed tiles into copy `fixedSlot`.
   void produce(const SharedLayout &at, ArrayRef<FixedCopy> fixed,
                std::array<Value, 2> streamMaps, StreamVisitor visit,
-               Value firstTile);
+               Value firstTile, Value fixedSlot);
   /// Runs `body` on the block's thread 0 alone (in a warp-specialised
   /// block, the producer warpgroup's).
   void electedThread(llvm::function_ref<void()> body);
 
   /// A persistent block's work item: its index in the grid's order, how
-  /// many items the block ran before it (`round`, whose parity the fixed
-  /// tiles' barriers are in) and the streamed tiles those had
-  /// (`firstTile`: this item's first tile's count).
+  /// many items the block ran before it (`round`), the streamed tiles those
+  /// had (`firstTile`: this item's first tile's count), and the copy of the
+  /// fixed tiles it takes (round % fixedSlots) and the parity of that
+  /// copy's barriers' phase (its uses before, mod 2).
   struct WorkItem {
     Value linear, round, firstTile;
+    Value fixedSlot, fixedParity;
   };
   /// A persistent grid's blocks take `work` items (grid-order indices)
   /// until none is left: block b its first item b, and each later one from
@@ -387,20 +416,28 @@ protected:
   /// long items that lead the order start first and blocks that drew short
   /// ones take more). The producer's thread draws them, tells the
   /// consumers through nextItemSlot and fixedLanded, and copies each
-  /// item's fixed tiles once the consumers freed the last item's
-  /// (fixedFree). `body` emits an item's work and returns its streamed
-  /// tiles. Without a `counter` the grid must have a block per item.
+  /// item's fixed tiles once the consumers freed the copy it takes
+  /// (fixedFree): with two copies, the next item's are copied while the
+  /// consumers still read this one's. `body` emits an item's work and
+  /// returns its streamed tiles. Without a `counter` the grid must have a
+  /// block per item.
   void produceWorkItems(gpu::LaunchOp launch, const SharedLayout &at,
                         Value work, Value counter,
                         llvm::function_ref<Value(const WorkItem &)> body);
   /// The consumers' side: each waits for its item's fixed tiles, and stops
   /// at the producer's item past the last. `body` must arrive on fixedFree
-  /// once the item's fixed tiles are read.
+  /// of the item's copy once its fixed tiles are read.
   void consumeWorkItems(const SharedLayout &at, Value work,
                         llvm::function_ref<Value(const WorkItem &)> body);
   /// Starts the body of a work-item loop, whose after-region takes (round,
   /// firstTile, linear), at the builder; returns its item.
   WorkItem beginWorkItem(scf::WhileOp items);
+  /// The fixed-tile copy of work item `round`, and its barriers' parity.
+  std::pair<Value, Value> fixedSlotOf(Value round) {
+    if (fixedSlots > 1)
+      round = opaque(round);
+    return {remi(round, fixedSlots), remi(divi(round, fixedSlots), 2)};
+  }
   /// Enters a consumer warpgroup: takes the registers, and counts its
   /// threads and warps from 0 (warp w owns rows 16w.. 16w + 15 of the
   /// block's consumer rows, warpgroup w / 4's M). Returns its warpgroup.

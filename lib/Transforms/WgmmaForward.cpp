@@ -72,7 +72,8 @@ public:
                                          item.linear, queryRows);
                         return produceQueryBlock(variant, blockDims, block, at,
                                                  {maps[0]}, {maps[1], maps[2]},
-                                                 item.firstTile);
+                                                 item.firstTile,
+                                                 item.fixedSlot);
                       });
                 });
               },
@@ -155,7 +156,6 @@ private:
   Value emitConsumer(const Variant &variant, const ForwardArgs &args,
                      const Dims &allDims, Value tiles, Value group,
                      const WorkItem &item, const SharedLayout &at) {
-    Value queries = rowAt(fixedAt(at, 0), mul(group, idx(kGroupRows)));
     auto [block, dims] =
         forwardBlock(variant, args, allDims, tiles, item.linear, queryRows);
     Value head = block.head;
@@ -168,7 +168,7 @@ private:
     SmallVector<KeyPhase, 2> phases =
         keyPhases(variant, dims, block.m0, block.rows);
     TileStep step{variant, dims,    state, scaleLog2, rowOf,
-                  at,      queries, pBuffer, group,   item.firstTile};
+                  at,      pBuffer, group,   item.round, item.firstTile};
     Value done = idx(0); // tiles of the earlier phases
     for (const KeyPhase &p : phases) {
       phaseTiles(p, blockN, [&](Value n0, bool masked, Value maskWhen) {
@@ -182,9 +182,9 @@ private:
       done = add(done, tileCount(p.lo, p.hi, blockN));
     }
     Value total = done;
-    // Every Q K^T of the block was waited for: the producer may copy the
-    // next block's Q.
-    arriveOn(fixedFree(at));
+    // Every Q K^T of the block was waited for: the producer may copy a
+    // later block's Q into this one's copy.
+    arriveOn(fixedFree(at, fixedSlotAt(item.round)));
     // The last tile's P V.
     if (pipelined) {
       auto any = scf::IfOp::create(
@@ -232,10 +232,23 @@ private:
     Value scaleLog2;
     std::array<Value, 2> rowOf;
     const SharedLayout &at;
-    Value queries, pBuffer;
+    Value pBuffer;
     Value group;     // this consumer warpgroup
+    Value round;     // the block's items before this one (WorkItem)
     Value firstTile; // the block's first tile's count (WorkItem)
   };
+  /// The copy of Q that the item of `round` takes, made where it is used:
+  /// from the round, which the item loop keeps anyway, so that no register
+  /// holds the copy (or an address in it) across the tile loop beside the
+  /// accumulators (ptxas spilled one at D 128).
+  Value fixedSlotAt(Value round) {
+    return fixedSlots > 1 ? remi(opaque(round), fixedSlots) : idx(0);
+  }
+  /// This warpgroup's rows of the item's Q.
+  Value queriesOf(const TileStep &step) {
+    return rowAt(fixedAt(step.at, 0, fixedSlotAt(step.round)),
+                 mul(step.group, idx(kGroupRows)));
+  }
   /// The serial schedule's step on the block's tile `count`, at key n0
   /// (masked below `keyHi` when set, where `maskWhen` holds when set).
   void serialTile(const TileStep &step, Value n0, Value keyHi, Value maskWhen,
@@ -243,7 +256,7 @@ private:
     const SharedLayout &at = step.at;
     auto [slot, parity] = stageOf(add(step.firstTile, count));
     waitBarrier(stageBarrier(at, kKeys, StageEvent::Landed, slot), parity);
-    Value scoreAcc = issueScores(step.queries, stageAt(at, kKeys, slot));
+    Value scoreAcc = issueScores(queriesOf(step), stageAt(at, kKeys, slot));
     waitGroups(0);
     release(at, kKeys, slot);
     SmallVector<SmallVector<Value, 4>> s = accumulatorTiles(scoreAcc, blockN);
@@ -272,7 +285,7 @@ private:
     waitBarrier(stageBarrier(at, kKeys, StageEvent::Landed, slot), parity);
     if (pingPongs())
       waitTurn(step.group);
-    Value scoreAcc = issueScores(step.queries, keys);
+    Value scoreAcc = issueScores(queriesOf(step), keys);
     // Tile 0 has no V to wait for: the barrier of the stage it names may
     // already be a round ahead.
     {

@@ -26,7 +26,8 @@
 // per item where the runtime counts no SM), and a one-block kernel zeroes
 // the counter the items past the grid's first are drawn from only where
 // there are more items than blocks. The producer's thread decodes each
-// item (block b's first is b) in sections of 8 pairs: within a section
+// item (block b's first is b; its copy of Q is its round mod 2) in sections
+// of 8 pairs: within a section
 // tile by tile across the pairs, causal tiles with the most keys first.
 // GRID-LABEL: func.func @gqa_forward(
 // GRID: %[[TILES:[0-9]+]] = arith.ceildivsi %{{.*}}, %c192 : index
@@ -42,7 +43,11 @@
 // GRID: gpu.launch {{.*}} in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) {{.*}} module(@gqa_forward_wgmma_d32_schedule)
 // GRID: gpu.launch blocks(%[[B:[a-z0-9]+]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[BLOCKS]], %{{.*}} = %c1, %{{.*}} = %c1)
 // GRID: scf.while ({{.*}} = %c0, {{.*}} = %c0, {{.*}} = %[[B]])
-// GRID: ^bb0({{.*}}: index, {{.*}}: index, %[[L:[a-z0-9]+]]: index):
+// GRID: ^bb0(%[[ROUND:[a-z0-9]+]]: index, {{.*}}: index, %[[L:[a-z0-9]+]]: index):
+// GRID-NEXT: arith.index_castui %[[ROUND]] : index to i64
+// GRID-NEXT: llvm.inline_asm has_side_effects {{.*}}"mov.b64 $0, $1;"
+// GRID-NEXT: arith.index_castui
+// GRID-NEXT: arith.remui %{{.*}}, %c2 : index
 // GRID-NEXT: %[[SECTION:[0-9]+]] = arith.muli %[[TILES]], %c8 : index
 // GRID-NEXT: %[[S:[0-9]+]] = arith.divui %[[L]], %[[SECTION]] : index
 // GRID-NEXT: %[[FIRST:[0-9]+]] = arith.muli %[[S]], %c8 : index
@@ -95,11 +100,13 @@
 // fewer), after a one-block kernel zeroes the counter they draw their
 // items past the first from (only where there are more items than
 // blocks). Each block is one producer and two consumer warpgroups (384
-// threads, 128 query rows), its tiles in dynamic shared memory (Q, two K
-// and two V stages, ten mbarriers and the next item's slot, 1 KiB of
-// alignment). One thread sets the barriers up; the producer gives
-// registers back and, per item, names it in the slot once the consumers
-// freed the last item's Q, issues Q's TMA copy, then each K and V tile's
+// threads, 128 query rows), its tiles in dynamic shared memory (two
+// copies of Q, two K and two V stages, twelve mbarriers and two item
+// slots, 1 KiB of alignment). One thread sets the barriers up; the
+// producer gives registers back and, per item, names it in the slot of
+// the item's copy of Q (items alternate between the two) once the
+// consumers freed that copy from the item two before, issues Q's TMA copy
+// into it, then each K and V tile's
 // once its stage is free, and draws the next item (atomic add); the
 // consumers take registers, wait for each item's Q (or the end), read the
 // slot, and per key tile wait for K,
@@ -117,10 +124,10 @@
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c2_i64{{.*}}, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c64_i64{{.*}},
 // CHECK: scf.if
 // CHECK: llvm.load {{.*}} : !llvm.ptr -> !llvm.struct<"fa.tensor_map", (array<16 x i64>)>
-// CHECK: threads({{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c25688_i32 module(@gqa_forward_wgmma_d32)
+// CHECK: threads({{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c33904_i32 module(@gqa_forward_wgmma_d32)
 // CHECK-COUNT-3: llvm.store {{.*}} : !llvm.struct<"fa.tensor_map", (array<16 x i64>)>, !llvm.ptr
 // CHECK: gpu.dynamic_shared_memory
-// CHECK-COUNT-10: nvvm.mbarrier.init
+// CHECK-COUNT-12: nvvm.mbarrier.init
 // CHECK: nvvm.fence.mbarrier.init
 // CHECK-NEXT: gpu.barrier
 // CHECK: nvvm.setmaxregister  decrease 24
@@ -163,7 +170,9 @@
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: nvvm.mbarrier.arrive
-// CHECK: dynamic_shared_memory_size %c83032_i32 module(@gqa_forward_wgmma_d64)
+// Two copies of Q up to D 64 (16 KiB each at D 64); one past it, where an
+// item's tiles hide its copy (D 80 and 128 as before them).
+// CHECK: dynamic_shared_memory_size %c99440_i32 module(@gqa_forward_wgmma_d64)
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // CHECK: dynamic_shared_memory_size %c103512_i32 module(@gqa_forward_wgmma_d80)
@@ -289,17 +298,17 @@
 // Three consumers (192 query rows, 160 registers each) up to D 64; two past
 // it, where three would not hold O, S and P.
 // THREE-LABEL: func.func @gqa_forward(
-// THREE: in ({{.*}} = %c512{{.*}}) dynamic_shared_memory_size %c29784_i32 module(@gqa_forward_wgmma_d32)
+// THREE: in ({{.*}} = %c512{{.*}}) dynamic_shared_memory_size %c42096_i32 module(@gqa_forward_wgmma_d32)
 // THREE: nvvm.setmaxregister  decrease 32
 // THREE: nvvm.setmaxregister  increase 160
 // THREE: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
-// THREE: in ({{.*}} = %c512{{.*}}) dynamic_shared_memory_size %c91224_i32 module(@gqa_forward_wgmma_d64)
+// THREE: in ({{.*}} = %c512{{.*}}) dynamic_shared_memory_size %c115824_i32 module(@gqa_forward_wgmma_d64)
 // THREE: in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c103512_i32 module(@gqa_forward_wgmma_d80)
 // THREE: nvvm.setmaxregister  increase 240
 
 // PIPE-LABEL: func.func @gqa_forward(
-// PIPE: dynamic_shared_memory_size %c33912_i32 module(@gqa_forward_wgmma_d32)
-// PIPE-COUNT-14: nvvm.mbarrier.init
+// PIPE: dynamic_shared_memory_size %c42128_i32 module(@gqa_forward_wgmma_d32)
+// PIPE-COUNT-16: nvvm.mbarrier.init
 // PIPE: nvvm.setmaxregister  increase 240
 // PIPE: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c256_i32
 // PIPE: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32

@@ -79,32 +79,49 @@ inline constexpr int64_t kSwizzlePeriod = 1024;
 /// Bytes of a wgmma block's mbarriers: its fixed tiles landed, per stage
 /// each of the two streamed tiles landed and free again, the fixed tiles
 /// free again; and the 8-byte slot through which a persistent block's
-/// producer names its consumers' next work item.
-inline constexpr int64_t wgmmaBarrierBytes(int64_t stages) {
-  return 8 * (1 + 4 * stages + 1 + 1);
+/// producer names its consumers' next work item; with two copies of the
+/// fixed tiles, the second copy's two barriers and slot.
+inline constexpr int64_t wgmmaBarrierBytes(int64_t stages,
+                                           int64_t fixedSlots = 1) {
+  return 8 * (1 + 4 * stages + 1 + 1) + 8 * 3 * (fixedSlots - 1);
 }
 
 /// Bytes a wgmma block's shared memory holds: fixed tiles of `fixedRows`
 /// rows in all, `stages` pairs of streamed tiles of `streamRows` rows,
 /// `scratchBytes` of the kernel's own, the mbarriers, and room to align the
 /// tiles to the swizzle period.
+/// `fixedSlots` copies of the fixed tiles (a persistent block copies its
+/// next item's into the other while its consumers read this one's).
 inline constexpr int64_t wgmmaSharedBytes(int64_t fixedRows, int64_t streamRows,
                                           int64_t stages, int64_t headDim,
                                           int64_t elementBytes,
-                                          int64_t scratchBytes = 0) {
-  return (fixedRows + 2 * stages * streamRows) * headDim * elementBytes +
-         scratchBytes + wgmmaBarrierBytes(stages) + kSwizzlePeriod;
+                                          int64_t scratchBytes = 0,
+                                          int64_t fixedSlots = 1) {
+  return (fixedSlots * fixedRows + 2 * stages * streamRows) * headDim *
+             elementBytes +
+         scratchBytes + wgmmaBarrierBytes(stages, fixedSlots) + kSwizzlePeriod;
 }
 
-/// The wgmma forward's: Q's tile of `queryRows` fixed, K and V tiles of
-/// `blockN` keys streamed.
+/// The wgmma forward's: Q's tile of `queryRows` fixed (in `fixedSlots`
+/// copies), K and V tiles of `blockN` keys streamed.
 inline constexpr int64_t wgmmaForwardSharedBytes(int64_t queryRows,
                                                  int64_t blockN,
                                                  int64_t stages,
                                                  int64_t headDim,
-                                                 int64_t elementBytes) {
-  return wgmmaSharedBytes(queryRows, blockN, stages, headDim, elementBytes);
+                                                 int64_t elementBytes,
+                                                 int64_t fixedSlots = 1) {
+  return wgmmaSharedBytes(queryRows, blockN, stages, headDim, elementBytes,
+                          /*scratchBytes=*/0, fixedSlots);
 }
+
+/// Head dims up to which a persistent wgmma forward keeps two copies of Q
+/// (KernelShape::fixedSlots), so that its producer copies the next item's
+/// Q while the consumers finish this one's. H200, fa-run A/B (bench/
+/// NOTES.md, twenty-sixth session): D 64 causal +2.0%, GQA causal +2.6%,
+/// window 1024 + 4 sink tokens +6.1%, window 512 +11.6%; D 128 -0.7% to
+/// -2.0%, D 256 even: there an item's tiles are long enough to hide Q's
+/// copy, and two copies only take shared memory.
+inline constexpr int64_t kWgmmaTwoQCopiesMaxHeadDim = 64;
 
 /// Head dims with a wgmma backward (sm_90a). The dK/dV kernel keeps dK and
 /// dV (D / 2 registers a thread each) in registers across its query tiles,
@@ -156,19 +173,31 @@ inline constexpr int64_t wgmmaDqBlockN(int64_t headDim) {
 /// The wgmma forward's registers per thread after setmaxnreg, by consumer
 /// warpgroups: the producer warpgroup, which only issues TMA copies, gives
 /// back all but few; the consumers take the rest of the 64K register file.
-/// Two consumers: 128 x 24 + 256 x 240; three: 128 x 32 + 384 x 160.
+/// Two consumers: 128 x 24 + 256 x 240; three: 128 x 32 + 384 x 160. The
+/// consumers' setmaxnreg.inc waits until the producer's .dec gave back what
+/// they take beyond the count at entry (the register file over the block's
+/// threads, 168 a thread with two consumers), so a producer keeping more
+/// than 24 beside two consumers of 240 hangs the block (seen: the
+/// twenty-sixth session's first try at 32).
 inline constexpr int32_t wgmmaProducerRegisters(int64_t groups) {
   return groups <= 2 ? 24 : 32;
 }
 inline constexpr int32_t wgmmaConsumerRegisters(int64_t groups) {
   return groups <= 2 ? 240 : 160;
 }
-static_assert(128 * wgmmaProducerRegisters(2) +
-                      256 * wgmmaConsumerRegisters(2) <=
-                  65536 &&
-              128 * wgmmaProducerRegisters(3) +
-                      384 * wgmmaConsumerRegisters(3) <=
-                  65536);
+/// Registers a thread of a block of `groups` consumers and a producer holds
+/// at entry (.minnctapersm 1: the register file over its threads, in
+/// ptxas's steps of 8).
+inline constexpr int32_t wgmmaEntryRegisters(int64_t groups) {
+  return static_cast<int32_t>(65536 / (128 * (groups + 1)) / 8 * 8);
+}
+/// What the producer gives back covers what the consumers take.
+inline constexpr bool wgmmaRegistersBalance(int64_t groups) {
+  return 128 * (wgmmaEntryRegisters(groups) - wgmmaProducerRegisters(groups)) >=
+         128 * groups *
+             (wgmmaConsumerRegisters(groups) - wgmmaEntryRegisters(groups));
+}
+static_assert(wgmmaRegistersBalance(2) && wgmmaRegistersBalance(3));
 /// Windows shorter than this many keys run the mma.sync forward at these
 /// head dims, even on Hopper: its 64-row blocks, several to an SM, waste
 /// fewer masked pairs (gpt-oss's 128-key window at D 64: 0.387 ms against
