@@ -148,9 +148,11 @@ class Predictor:
         return t1 * (work / w1) ** exponent
 
 
-def measure(fn, warmup, reps, budget, predicted=None):
-    """Times fn with CUDA events: one untimed call (JIT, compile, caches),
-    then warm-up, then `reps` timed calls; returns (list of ms, note).
+def measure(fn, warmup, reps, budget, predicted=None, settle=None):
+    """Times fn with CUDA events: one untimed call (JIT, compile, caches;
+    then `settle()` where given: fa's background compiles, which the
+    first call starts, finish before the timing), then warm-up, then `reps`
+    timed calls; returns (list of ms, note).
 
     Stays within `budget` seconds after the first call: Skipped when
     `predicted` (seconds per call) says that two calls do not fit; when the
@@ -162,6 +164,8 @@ def measure(fn, warmup, reps, budget, predicted=None):
     # The budget counts from the second call: the first may compile (fa's
     # JIT, torch.compile), which is not what the budget is about.
     fn()
+    if settle is not None:
+        settle()
     torch.cuda.synchronize()
     start = time.perf_counter()
     first = cuda_ms(fn)
@@ -220,8 +224,12 @@ def forward_backward(fwd, inputs, *, warmup, reps, budget, predictor, key,
              failure=None, notes=[])
     phase = "forward"
     try:
+        # A forward whose inputs need gradients starts fa's backward compile
+        # in the background: done before the forward is timed, as in a
+        # model's steps after its first.
+        settle = getattr(fa, "wait_for_compiles", None)
         times, note = measure(fwd, warmup, reps, budget(),
-                              predictor.predict((key, "fwd"), flops))
+                              predictor.predict((key, "fwd"), flops), settle)
         r["notes"].append(note and "forward " + note)
         r["fwd_ms"] = median(times)
         predictor.add((key, "fwd"), flops, r["fwd_ms"] / 1e3)

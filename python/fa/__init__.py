@@ -9,10 +9,12 @@ torch tensors (CPU or CUDA, with autograd) or numpy arrays (CPU backend).
 
 from . import api as _api
 from ._version import __version__
-from .api import cache_info, clear_cache, compile, softmax_matmul
+from .api import (cache_info, clear_cache, compile, softmax_matmul,
+                  wait_for_compiles)
 
 __all__ = ["attention", "attention_varlen", "decode", "softmax_matmul", "compile", "cache_info",
-           "clear_cache", "gpu_available", "workspace_peak_bytes",
+           "clear_cache", "wait_for_compiles", "gpu_available",
+           "workspace_peak_bytes",
            "reset_workspace_peak", "flash_attn_func",
            "flash_attn_varlen_func", "flash_attn_with_kvcache",
            "scaled_dot_product_attention", "__version__"]

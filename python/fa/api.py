@@ -826,6 +826,17 @@ def cache_info():
             "disk_dir": disk or None}
 
 
+def wait_for_compiles():
+    """Blocks until the compiles fa runs in the background (a forward's
+    backward, started by a forward whose inputs need gradients) are done.
+    A compile's error stays for the call that needs its program. For a
+    warm-up that should leave nothing compiling beside the calls after it
+    (benchmarks, a server's first requests)."""
+    with _compiling_lock:
+        futures = list(_compiling.values())
+    concurrent.futures.wait(futures)
+
+
 def clear_cache():
     """Forgets the compiled programs of this process (the disk cache stays;
     its entries are validated on every use) and gives the device memory
