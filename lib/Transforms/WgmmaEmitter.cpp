@@ -461,9 +461,7 @@ WgmmaEmitter::WorkItem WgmmaEmitter::beginWorkItem(scf::WhileOp items) {
   Type index = b.getIndexType();
   Block *after = b.createBlock(&items.getAfter(), {}, {index, index, index},
                                {b.getLoc(), b.getLoc(), b.getLoc()});
-  Value round = after->getArgument(0);
-  auto [slot, parity] = fixedSlotOf(round);
-  return {after->getArgument(2), round, after->getArgument(1), slot, parity};
+  return {after->getArgument(2), after->getArgument(0), after->getArgument(1)};
 }
 
 void WgmmaEmitter::produceWorkItems(

@@ -401,13 +401,11 @@ protected:
   void electedThread(llvm::function_ref<void()> body);
 
   /// A persistent block's work item: its index in the grid's order, how
-  /// many items the block ran before it (`round`), the streamed tiles those
-  /// had (`firstTile`: this item's first tile's count), and the copy of the
-  /// fixed tiles it takes (round % fixedSlots) and the parity of that
-  /// copy's barriers' phase (its uses before, mod 2).
+  /// many items the block ran before it (`round`: fixedSlotOf says which
+  /// copy of the fixed tiles it takes) and the streamed tiles those had
+  /// (`firstTile`: this item's first tile's count).
   struct WorkItem {
     Value linear, round, firstTile;
-    Value fixedSlot, fixedParity;
   };
   /// A persistent grid's blocks take `work` items (grid-order indices)
   /// until none is left: block b its first item b, and each later one from
@@ -432,7 +430,12 @@ protected:
   /// Starts the body of a work-item loop, whose after-region takes (round,
   /// firstTile, linear), at the builder; returns its item.
   WorkItem beginWorkItem(scf::WhileOp items);
-  /// The fixed-tile copy of work item `round`, and its barriers' parity.
+  /// The fixed-tile copy of work item `round` (round % fixedSlots), and the
+  /// parity of that copy's barriers' phase (its uses before, mod 2). Made
+  /// where used, through an opaque move, from the round the item loops
+  /// keep anyway: no register holds a copy's index or address across the
+  /// consumers' tile loop or in the producer's 24 (a build that kept it
+  /// spilled 4 bytes at D 128).
   std::pair<Value, Value> fixedSlotOf(Value round) {
     if (fixedSlots > 1)
       round = opaque(round);

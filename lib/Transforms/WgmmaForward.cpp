@@ -73,7 +73,7 @@ public:
                         return produceQueryBlock(variant, blockDims, block, at,
                                                  {maps[0]}, {maps[1], maps[2]},
                                                  item.firstTile,
-                                                 item.fixedSlot);
+                                                 fixedSlotOf(item.round).first);
                       });
                 });
               },
@@ -184,7 +184,7 @@ private:
     Value total = done;
     // Every Q K^T of the block was waited for: the producer may copy a
     // later block's Q into this one's copy.
-    arriveOn(fixedFree(at, fixedSlotAt(item.round)));
+    arriveOn(fixedFree(at, fixedSlotOf(item.round).first));
     // The last tile's P V.
     if (pipelined) {
       auto any = scf::IfOp::create(
@@ -237,16 +237,9 @@ private:
     Value round;     // the block's items before this one (WorkItem)
     Value firstTile; // the block's first tile's count (WorkItem)
   };
-  /// The copy of Q that the item of `round` takes, made where it is used:
-  /// from the round, which the item loop keeps anyway, so that no register
-  /// holds the copy (or an address in it) across the tile loop beside the
-  /// accumulators (ptxas spilled one at D 128).
-  Value fixedSlotAt(Value round) {
-    return fixedSlots > 1 ? remi(opaque(round), fixedSlots) : idx(0);
-  }
-  /// This warpgroup's rows of the item's Q.
+  /// This warpgroup's rows of the item's Q (in its copy, fixedSlotOf).
   Value queriesOf(const TileStep &step) {
-    return rowAt(fixedAt(step.at, 0, fixedSlotAt(step.round)),
+    return rowAt(fixedAt(step.at, 0, fixedSlotOf(step.round).first),
                  mul(step.group, idx(kGroupRows)));
   }
   /// The serial schedule's step on the block's tile `count`, at key n0

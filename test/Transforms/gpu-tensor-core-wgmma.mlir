@@ -43,11 +43,7 @@
 // GRID: gpu.launch {{.*}} in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) {{.*}} module(@gqa_forward_wgmma_d32_schedule)
 // GRID: gpu.launch blocks(%[[B:[a-z0-9]+]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[BLOCKS]], %{{.*}} = %c1, %{{.*}} = %c1)
 // GRID: scf.while ({{.*}} = %c0, {{.*}} = %c0, {{.*}} = %[[B]])
-// GRID: ^bb0(%[[ROUND:[a-z0-9]+]]: index, {{.*}}: index, %[[L:[a-z0-9]+]]: index):
-// GRID-NEXT: arith.index_castui %[[ROUND]] : index to i64
-// GRID-NEXT: llvm.inline_asm has_side_effects {{.*}}"mov.b64 $0, $1;"
-// GRID-NEXT: arith.index_castui
-// GRID-NEXT: arith.remui %{{.*}}, %c2 : index
+// GRID: ^bb0({{.*}}: index, {{.*}}: index, %[[L:[a-z0-9]+]]: index):
 // GRID-NEXT: %[[SECTION:[0-9]+]] = arith.muli %[[TILES]], %c8 : index
 // GRID-NEXT: %[[S:[0-9]+]] = arith.divui %[[L]], %[[SECTION]] : index
 // GRID-NEXT: %[[FIRST:[0-9]+]] = arith.muli %[[S]], %c8 : index
