@@ -2,7 +2,11 @@
 # The twenty-sixth session's A/B call (H200): HEAD (scratch/head: its
 # fa-run, libFARuntime, Python package) against this tree (two copies of Q
 # in the persistent wgmma forward, the producer at 32 registers, bound
-# calls in the Python launch path).
+# calls in the Python launch path). scratch/ is git-ignored: made here from
+# a worktree of d86b21b built with scripts/build.sh (targets FARuntime and
+# fa-run), its stripped lib/libFARuntime.so.22.1 and bin/fa-run, python/
+# and include/ copied into scratch/head, and scratch/old.tar.xz packing
+# head's bin and lib; carry `bundle` and `scratch`.
 # 1. multi-item checks of the new build (stop on a failure or a hang);
 # 2. fa-run forward A/B, alternating processes, FA_AUTOTUNE=0;
 # 3. probe.py single / queued / kernel times, old and new Python;
