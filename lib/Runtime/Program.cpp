@@ -876,8 +876,47 @@ bool Program::run(const std::string &kernelName, Entry entry,
   return configured && configured->invoke(kernelName, name, args, error, stream);
 }
 
+/// A packed entry's arguments (HostCode::Packed): one strided memref
+/// descriptor per tensor, {allocated, aligned, offset, sizes[rank],
+/// strides[rank]}, and the pointers to them. Fixed in memory once packed
+/// (the pointers point into it), so neither copied nor moved.
+class PackedArguments {
+public:
+  PackedArguments() = default;
+  PackedArguments(const PackedArguments &) = delete;
+  PackedArguments &operator=(const PackedArguments &) = delete;
+
+  void pack(const std::vector<Tensor> &args) {
+    descriptors.clear();
+    descriptors.reserve(args.size());
+    for (const Tensor &t : args) {
+      std::vector<int64_t> desc = {reinterpret_cast<intptr_t>(t.data),
+                                   reinterpret_cast<intptr_t>(t.data), 0};
+      desc.insert(desc.end(), t.sizes.begin(), t.sizes.end());
+      desc.insert(desc.end(), t.strides.begin(), t.strides.end());
+      descriptors.push_back(std::move(desc));
+    }
+    pointers.clear();
+    for (auto &desc : descriptors)
+      pointers.push_back(desc.data());
+    packed.clear();
+    for (void *&p : pointers)
+      packed.push_back(&p);
+  }
+  /// Points argument `i`'s descriptor at `data`.
+  void setData(size_t i, void *data) {
+    descriptors[i][0] = descriptors[i][1] = reinterpret_cast<intptr_t>(data);
+  }
+  void **data() { return packed.data(); }
+
+private:
+  std::vector<std::vector<int64_t>> descriptors;
+  std::vector<void *> pointers;
+  std::vector<void *> packed;
+};
+
 /// A bound entry: the program whose code runs it, its packed entry point,
-/// and one memref descriptor per argument whose pointers run() fills in.
+/// and its arguments packed, whose pointers run() fills in.
 struct BoundCall::Impl {
   Program *program;         // bind()'s, for its mutex and a checked run
   Program::Impl *configured; // the program whose code takes the arguments
@@ -889,25 +928,13 @@ struct BoundCall::Impl {
   /// Whether the tensor-core dispatch takes bind's arguments; a start that
   /// changes it takes Program::run, which chooses anew.
   bool layoutOk;
-  std::vector<std::vector<int64_t>> descriptors;
-  std::vector<void *> pointers;
-  std::vector<void *> packed;
+  PackedArguments packed;
 };
 
 BoundCall::BoundCall(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
 BoundCall::~BoundCall() = default;
 
 std::size_t BoundCall::arity() const { return impl->args.size(); }
-
-/// The memref descriptor of `t`: {allocated, aligned, offset,
-/// sizes[rank], strides[rank]}.
-static std::vector<int64_t> memrefDescriptor(const Tensor &t) {
-  std::vector<int64_t> desc = {reinterpret_cast<intptr_t>(t.data),
-                               reinterpret_cast<intptr_t>(t.data), 0};
-  desc.insert(desc.end(), t.sizes.begin(), t.sizes.end());
-  desc.insert(desc.end(), t.strides.begin(), t.strides.end());
-  return desc;
-}
 
 std::unique_ptr<BoundCall> Program::bind(const std::string &kernelName,
                                          Entry entry,
@@ -934,12 +961,7 @@ std::unique_ptr<BoundCall> Program::bind(const std::string &kernelName,
   bound->args = args;
   bound->layoutOk =
       impl->target != Target::GPU || impl->layoutSuitsKernels(args);
-  for (const Tensor &t : args)
-    bound->descriptors.push_back(memrefDescriptor(t));
-  for (auto &desc : bound->descriptors)
-    bound->pointers.push_back(desc.data());
-  for (void *&p : bound->pointers)
-    bound->packed.push_back(&p);
+  bound->packed.pack(args);
   return std::unique_ptr<BoundCall>(new BoundCall(std::move(bound)));
 }
 
@@ -976,8 +998,7 @@ bool BoundCall::run(const std::vector<void *> &data, std::string &error,
   if (failure)
     *failure = RunFailure::Device;
   for (size_t i = 0; i < data.size(); ++i)
-    b.descriptors[i][0] = b.descriptors[i][1] =
-        reinterpret_cast<intptr_t>(data[i]);
+    b.packed.setData(i, data[i]);
   return b.configured->call(b.entry, b.packed.data(), b.kernelName,
                             b.entryName, error, stream);
 }
@@ -1276,16 +1297,8 @@ bool Program::Impl::invoke(const std::string &kernelName,
   HostCode::Packed entry = entryPoint(kernelName, entryName, error);
   if (!entry)
     return false;
-  std::vector<std::vector<int64_t>> descriptors;
-  descriptors.reserve(args.size());
-  for (const Tensor &t : args)
-    descriptors.push_back(memrefDescriptor(t));
-  std::vector<void *> pointers;
-  for (auto &desc : descriptors)
-    pointers.push_back(desc.data());
-  std::vector<void *> packed;
-  for (void *&p : pointers)
-    packed.push_back(&p);
+  PackedArguments packed;
+  packed.pack(args);
   return call(entry, packed.data(), kernelName, entryName, error, stream);
 }
 

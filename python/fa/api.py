@@ -641,11 +641,11 @@ def decode_forward(q, k, v, cache_seqlens, block_table, causal, window,
             signature += (x.shape, x.stride(), x.dtype, x.device)
     else:
         signature = None
-    signature, known = _known_call(signature)
+    signature, record = _known_call(signature)
     learnable = sinks is not None
-    if known is not None:
+    if record is not None:
         # The shapes were checked at the first call of this signature.
-        dtype = known.dtype
+        dtype = record.dtype
         if check_lengths:
             check_cache_seqlens(
                 cache_seqlens, block_table, q, k,
@@ -661,13 +661,13 @@ def decode_forward(q, k, v, cache_seqlens, block_table, causal, window,
             "decode", decode_spec, dtype, q, int(q.shape[3]), sinks, causal,
             window, sink_tokens, scale, (paged, k_new is not None),
             entry="forward")
-        known = _CheckedCall(dtype, program, signature is not None)
-        _remember_call(signature, known)
+        record = _CheckedCall(dtype, program, signature is not None)
+        _remember_call(signature, record)
     b, hq, sq, d = q.shape
     o = _empty_like(q, (b, hq, sq, d), dtype)
     lse = _empty_like(q, (b, hq, sq), accumulator(dtype))
     ins = [q, k, v] + ([sinks] if learnable else []) + extra
-    known.launch("decode", "forward", ins + [o, lse])
+    record.launch("decode", "forward", ins + [o, lse])
     return o, lse
 
 
