@@ -103,12 +103,24 @@ private:
   /// Whether the grid has a block per SM rather than per query block.
   bool persistent;
 
-  /// Issues S = Q K^T for this warpgroup's 64 rows against the K tile at
-  /// `keys` (shared byte address) as one wgmma group; the result is valid
-  /// once the group is waited for.
-  Value issueScores(Value queries, Value keys) {
+  /// The sink keys' tile's width, where it runs on fewer columns than
+  /// block-n: the sink phase is a tile of its own (TileBuilder::keyPhases),
+  /// and with a few sink tokens (StreamingLLM's 4) a block-n tile would
+  /// multiply, exponentiate and mask block-n keys to keep those few. Its
+  /// Q K^T runs at wgmma n = the tokens rounded up to 16, its P V at as
+  /// many k; the stage still lands whole tiles (the producer's copies are
+  /// the same for every tile). 0 where the sink tile runs whole.
+  int64_t sinkTileWidth(const Variant &variant) const {
+    int64_t width = llvm::alignTo(variant.sinkTokens, 16);
+    return variant.sinkTokens > 0 && width < blockN ? width : 0;
+  }
+
+  /// Issues S = Q K^T for this warpgroup's 64 rows against the first
+  /// `width` keys of the K tile at `keys` (shared byte address) as one
+  /// wgmma group; the result is valid once the group is waited for.
+  Value issueScores(Value queries, Value keys, int64_t width) {
     fence();
-    Value acc = issueRowProduct(queries, queryRows, keys, blockN, blockN);
+    Value acc = issueRowProduct(queries, queryRows, keys, blockN, width);
     commit();
     return acc;
   }
@@ -122,14 +134,15 @@ private:
                    kk * 4 + i);
   }
 
-  /// Issues O += P V as one wgmma group: P from `pBuffer` (storeP), V the
-  /// tile at `values` (shared byte address), O this thread's state, which
-  /// holds the result once the group is waited for.
-  void issueValues(Value pBuffer, Value values, Value out) {
+  /// Issues O += P V as one wgmma group: P's first `width` columns from
+  /// `pBuffer` (storeP), V the first `width` rows of the tile at `values`
+  /// (shared byte address), O this thread's state, which holds the result
+  /// once the group is waited for.
+  void issueValues(Value pBuffer, Value values, Value out, int64_t width) {
     // Every A register is read before the fence: wgmma may read none that
     // changed after it.
-    SmallVector<SmallVector<Value, 4>> aRegs(blockN / 16);
-    for (int64_t kk = 0; kk < blockN / 16; ++kk)
+    SmallVector<SmallVector<Value, 4>> aRegs(width / 16);
+    for (int64_t kk = 0; kk < width / 16; ++kk)
       for (int64_t i = 0; i < 4; ++i)
         aRegs[kk].push_back(LLVM::BitcastOp::create(
             b, b.getI32Type(), loadState(pBuffer, kk * 4 + i)));
@@ -145,12 +158,17 @@ private:
   ///   issue S_t = Q K_t^T; issue O += P_{t-1} V_{t-1}
   ///   wait for S_t (K_t is free); softmax of S_t into P_t
   ///   wait for P V (V_{t-1} is free); O *= alpha_t
-  /// and the last tile's P V after the loop. Tile 0 has no P V before it:
-  /// its P is zero (the buffer starts so) and it multiplies K_0's tile, which
-  /// has landed and holds finite values, so O stays zero without a branch
-  /// around the wgmma (whose accumulators must not cross one unwaited).
+  /// and the last tile's P V after the loop. The pipeline's first tile has
+  /// no P V before it: its P is zero (the buffer starts so, or is zeroed
+  /// again after a narrow sink tile) and it multiplies the tile's own K,
+  /// which has landed and holds finite values, so O stays as it is without
+  /// a branch around the wgmma (whose accumulators must not cross one
+  /// unwaited).
   /// With two or three consumers they take turns to issue (ping-pong), so
-  /// one's softmax has the tensor cores' other GEMMs under it.
+  /// one's softmax has the tensor cores' other GEMMs under it. A narrow
+  /// sink tile (sinkTileWidth) comes first, serial and outside the turns
+  /// (every consumer runs it, so the turns stay in step); the pipeline's
+  /// first tile is the one after it.
   ///
   /// Returns the item's key tiles; arrives on fixedFree once Q is read.
   Value emitConsumer(const Variant &variant, const ForwardArgs &args,
@@ -165,19 +183,38 @@ private:
     Value pBuffer = privateBuffer(blockN / 4);
     for (int64_t i = 0; i < blockN / 4; ++i)
       storeState(flt(0.0), pBuffer, i);
+    int64_t sinkWidth = sinkTileWidth(variant);
     SmallVector<KeyPhase, 2> phases =
         keyPhases(variant, dims, block.m0, block.rows);
-    TileStep step{variant, dims,    state, scaleLog2, rowOf,
-                  at,      pBuffer, group,   item.round, item.firstTile};
+    TileStep step{variant, dims,    state,   scaleLog2,  rowOf,         at,
+                  pBuffer, group,   item.round, item.firstTile, idx(0)};
     Value done = idx(0); // tiles of the earlier phases
     for (const KeyPhase &p : phases) {
+      if (sinkWidth > 0 && &p == &phases.front()) {
+        // The sink phase: fewer sink tokens than a tile, so one tile or
+        // none, serial and narrow. The pipeline starts after it, its first
+        // P zero again.
+        auto any = scf::IfOp::create(
+            b, cmp(arith::CmpIPredicate::slt, p.lo, p.hi), false);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(any.thenBlock());
+          serialTile(step, p.lo, p.keyHi, /*maskWhen=*/Value(), done,
+                     sinkWidth);
+          for (int64_t i = 0; i < sinkWidth / 4; ++i)
+            storeState(flt(0.0), pBuffer, i);
+        }
+        done = add(done, tileCount(p.lo, p.hi, blockN));
+        step.firstPipelined = done;
+        continue;
+      }
       phaseTiles(p, blockN, [&](Value n0, bool masked, Value maskWhen) {
         Value count = add(done, divi(sub(n0, p.lo), blockN));
         Value keyHi = masked ? p.keyHi : Value();
         if (pipelined)
           pipelinedTile(step, n0, keyHi, maskWhen, count);
         else
-          serialTile(step, n0, keyHi, maskWhen, count);
+          serialTile(step, n0, keyHi, maskWhen, count, blockN);
       });
       done = add(done, tileCount(p.lo, p.hi, blockN));
     }
@@ -188,12 +225,13 @@ private:
     // The last tile's P V.
     if (pipelined) {
       auto any = scf::IfOp::create(
-          b, cmp(arith::CmpIPredicate::sgt, total, idx(0)), false);
+          b, cmp(arith::CmpIPredicate::sgt, total, step.firstPipelined),
+          false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(any.thenBlock());
       auto [slot, parity] = stageOf(sub(add(item.firstTile, total), idx(1)));
       waitBarrier(stageBarrier(at, kValues, StageEvent::Landed, slot), parity);
-      issueValues(pBuffer, stageAt(at, kValues, slot), state.out);
+      issueValues(pBuffer, stageAt(at, kValues, slot), state.out, blockN);
       waitGroups(0);
       // The block's next item streams on through this stage.
       release(at, kValues, slot);
@@ -236,6 +274,9 @@ private:
     Value group;     // this consumer warpgroup
     Value round;     // the block's items before this one (WorkItem)
     Value firstTile; // the block's first tile's count (WorkItem)
+    /// The item's first pipelined tile's count: 0, or past a narrow sink
+    /// tile (sinkTileWidth), which runs serial before the pipeline.
+    Value firstPipelined;
   };
   /// This warpgroup's rows of the item's Q (in its copy, fixedSlotOf).
   Value queriesOf(const TileStep &step) {
@@ -243,22 +284,25 @@ private:
                  mul(step.group, idx(kGroupRows)));
   }
   /// The serial schedule's step on the block's tile `count`, at key n0
-  /// (masked below `keyHi` when set, where `maskWhen` holds when set).
+  /// (masked below `keyHi` when set, where `maskWhen` holds when set), on
+  /// the tile's first `width` keys.
   void serialTile(const TileStep &step, Value n0, Value keyHi, Value maskWhen,
-                  Value count) {
+                  Value count, int64_t width) {
     const SharedLayout &at = step.at;
     auto [slot, parity] = stageOf(add(step.firstTile, count));
     waitBarrier(stageBarrier(at, kKeys, StageEvent::Landed, slot), parity);
-    Value scoreAcc = issueScores(queriesOf(step), stageAt(at, kKeys, slot));
+    Value scoreAcc =
+        issueScores(queriesOf(step), stageAt(at, kKeys, slot), width);
     waitGroups(0);
     release(at, kKeys, slot);
-    SmallVector<SmallVector<Value, 4>> s = accumulatorTiles(scoreAcc, blockN);
+    SmallVector<SmallVector<Value, 4>> s = accumulatorTiles(scoreAcc, width);
     onlineSoftmax(step.variant, step.dims, step.state, step.scaleLog2,
                   step.rowOf, n0, keyHi, s, /*deferredAlpha=*/nullptr,
                   maskWhen);
     storeP(s, step.pBuffer);
     waitBarrier(stageBarrier(at, kValues, StageEvent::Landed, slot), parity);
-    issueValues(step.pBuffer, stageAt(at, kValues, slot), step.state.out);
+    issueValues(step.pBuffer, stageAt(at, kValues, slot), step.state.out,
+                width);
     waitGroups(0);
     release(at, kValues, slot);
   }
@@ -270,7 +314,7 @@ private:
     const SharedLayout &at = step.at;
     Value tile = add(step.firstTile, count);
     auto [slot, parity] = stageOf(tile);
-    Value later = cmp(arith::CmpIPredicate::ne, count, idx(0));
+    Value later = cmp(arith::CmpIPredicate::ne, count, step.firstPipelined);
     // Tile t - 1's stage and parity (t + 2 stages - 1 keeps the parity and
     // never underflows).
     auto [prevSlot, prevParity] = stageOf(add(tile, idx(2 * kvStages - 1)));
@@ -278,9 +322,10 @@ private:
     waitBarrier(stageBarrier(at, kKeys, StageEvent::Landed, slot), parity);
     if (pingPongs())
       waitTurn(step.group);
-    Value scoreAcc = issueScores(queriesOf(step), keys);
-    // Tile 0 has no V to wait for: the barrier of the stage it names may
-    // already be a round ahead.
+    Value scoreAcc = issueScores(queriesOf(step), keys, blockN);
+    // The pipeline's first tile has no V to wait for: the barrier of the
+    // stage it names may already be a round ahead (or, after a narrow sink
+    // tile, released).
     {
       auto wait = scf::IfOp::create(b, later, false);
       OpBuilder::InsertionGuard guard(b);
@@ -290,7 +335,7 @@ private:
     }
     issueValues(step.pBuffer,
                 select(later, stageAt(at, kValues, prevSlot), keys),
-                step.state.out);
+                step.state.out, blockN);
     if (pingPongs()) {
       // The next warpgroup's turn, the last's going round to 0 (a select,
       // not a remainder: no division on the loop).
