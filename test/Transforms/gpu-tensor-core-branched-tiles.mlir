@@ -6,12 +6,13 @@
 // under a branch on the tiles the three-loop form runs masked (before the
 // first tile boundary past the last row's window edge, or from the last
 // whole tile left of the first row's diagonal). The branch yields S whole,
-// so no wgmma accumulator crosses it. The sink phase (a tile or two) keeps
-// its loops: branched too, ptxas serialised the GEMMs (C7511). The
-// producer's loops are the same either way.
+// so no wgmma accumulator crosses it. The sink phase (4 tokens, fewer than
+// a tile) is one narrow tile before them either way (wgmma n 16, no loop).
+// The producer's loops are the same either way.
 // CHECK-LABEL: func.func @swa_forward(
-// CHECK: } {fa.tiles = "sink_keys.unmasked"}
-// CHECK: } {fa.tiles = "sink_keys.masked"}
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 16, k = 16>, D[<f32>, <zero>]
+// CHECK-NOT: fa.tiles = "sink_keys
+// CHECK: scf.for
 // CHECK: %[[LEAD:.*]] = arith.cmpi slt, %[[N0:[a-z0-9_]+]], %{{.*}} : index
 // CHECK: %[[TRAIL:.*]] = arith.cmpi sge, %[[N0]], %{{.*}} : index
 // CHECK: %[[EDGE:.*]] = arith.ori %[[LEAD]], %[[TRAIL]] : i1
@@ -40,15 +41,16 @@
 // CHECK-NOT: .masked"
 
 // By default, two loops per phase: where a phase starts inside (the sink
-// keys) an unmasked loop and a trailing masked one; where it may start
-// with masked tiles (a window's keys, a causal key tile's queries) one
-// loop over the masked tiles at both edges, which runs the unmasked loop
-// at its turn between them (TileBuilder::phase).
+// keys, but where the wgmma forward runs them as one narrow tile) an
+// unmasked loop and a trailing masked one; where it may start with masked
+// tiles (a window's keys, a causal key tile's queries) one loop over the
+// masked tiles at both edges, which runs the unmasked loop at its turn
+// between them (TileBuilder::phase).
 // LOOPS-LABEL: func.func @swa_forward(
 // LOOPS-NOT: .branched"
-// LOOPS: } {fa.tiles = "sink_keys.unmasked"}
-// LOOPS: } {fa.tiles = "sink_keys.masked"}
-// LOOPS: nvvm.wgmma.mma_async
+// LOOPS: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 16, k = 16>, D[<f32>, <zero>]
+// LOOPS-NOT: fa.tiles = "sink_keys
+// LOOPS: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
 // LOOPS: } {fa.tiles = "keys.unmasked"}
 // LOOPS-NEXT: } else {
 // LOOPS: nvvm.wgmma.mma_async

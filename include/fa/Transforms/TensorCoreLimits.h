@@ -324,12 +324,13 @@ inline constexpr int64_t kMaxWgmmaGroups = 3;
 /// By default three there (the softmax, as long as at D 128 while the GEMMs
 /// are half as long, needs two other consumers' GEMMs under it: bench/
 /// NOTES.md, D 64 +6-12%), but two under a window of fewer than
-/// kWideWindow keys, whose 192-row blocks would mostly compute masked
-/// pairs, and with sink tokens, whose phase's masked loop beside the
+/// kWideWindow keys, where a 192-row block's item is short and its masked
+/// edge tiles a large share (H200, D 64, 2x32x8k, two against three:
+/// window 512 +26%, 1024 +14%, 2048 +7%, 4096 even), and with sink tokens, whose phase's masked loop beside the
 /// window's pushes three consumers past their 160 registers (streaming at D
 /// 64 spilled 216 bytes in its tile loops; H100, the autotuner's timings
 /// of one run: 0.837 ms with three, 0.602 ms with two); two past D 64.
-inline constexpr int64_t kWideWindow = 1024;
+inline constexpr int64_t kWideWindow = 4096;
 inline constexpr int64_t wgmmaGroupsFor(int64_t headDim, int64_t requested,
                                         std::optional<int64_t> window,
                                         int64_t sinkTokens = 0) {
