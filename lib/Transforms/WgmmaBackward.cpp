@@ -213,36 +213,57 @@ public:
                     laneRowStatistics(args, dims, block.head, block.rowOf);
                 Value dq = zeroState();
                 waitBarrier(fixedLanded(at), idx(0));
+                // Tile `count` at key n0 (masked below `keyHi` when set,
+                // where `maskWhen` holds when set), on its first `width`
+                // keys.
+                auto keyTile = [&](Value n0, Value keyHi, Value maskWhen,
+                                   Value count, int64_t width) {
+                  Value slot = waitStreamed(at, count);
+                  Value kTile = stageAt(at, kKeys, slot);
+                  Value vTile = stageAt(at, kValues, slot);
+                  fence();
+                  Value sAcc =
+                      issueRowProduct(queries, queryRows, kTile, blockN, width);
+                  Value dpAcc =
+                      issueRowProduct(grads, queryRows, vTile, blockN, width);
+                  commit();
+                  waitGroups(0);
+                  release(at, kValues, slot);
+                  auto s = accumulatorTiles(sAcc, width);
+                  auto dp = accumulatorTiles(dpAcc, width);
+                  queryMajorGrads(variant, dims, block.rowOf, n0, keyHi,
+                                  stats.lse2, stats.rowDot, scaleLog2, s, dp,
+                                  maskWhen);
+                  auto dsRegs = registerOperand(dp);
+                  fence();
+                  issueRegisterProduct(dsRegs, kTile, blockN, dq);
+                  commit();
+                  waitGroups(0);
+                  release(at, kKeys, slot);
+                };
+                int64_t sinkWidth = sinkTileWidth(variant);
+                SmallVector<KeyPhase, 2> phases =
+                    keyPhases(variant, dims, block.m0, block.rows);
                 Value done = idx(0); // tiles of the earlier phases
-                for (const KeyPhase &p :
-                     keyPhases(variant, dims, block.m0, block.rows)) {
-                  phaseTiles(
-                      p, blockN, [&](Value n0, bool masked, Value maskWhen) {
-                        Value slot = waitStreamed(
-                            at, add(done, divi(sub(n0, p.lo), blockN)));
-                        Value kTile = stageAt(at, kKeys, slot);
-                        Value vTile = stageAt(at, kValues, slot);
-                        fence();
-                        Value sAcc = issueRowProduct(queries, queryRows, kTile,
-                                                     blockN, blockN);
-                        Value dpAcc = issueRowProduct(grads, queryRows, vTile,
-                                                      blockN, blockN);
-                        commit();
-                        waitGroups(0);
-                        release(at, kValues, slot);
-                        auto s = accumulatorTiles(sAcc, blockN);
-                        auto dp = accumulatorTiles(dpAcc, blockN);
-                        queryMajorGrads(variant, dims, block.rowOf, n0,
-                                        masked ? p.keyHi : Value(), stats.lse2,
-                                        stats.rowDot, scaleLog2, s, dp,
-                                        maskWhen);
-                        auto dsRegs = registerOperand(dp);
-                        fence();
-                        issueRegisterProduct(dsRegs, kTile, blockN, dq);
-                        commit();
-                        waitGroups(0);
-                        release(at, kKeys, slot);
-                      });
+                for (const KeyPhase &p : phases) {
+                  if (sinkWidth > 0 && &p == &phases.front()) {
+                    // The sink phase: fewer sink tokens than a tile, so one
+                    // narrow tile or none.
+                    auto any = scf::IfOp::create(
+                        b, cmp(arith::CmpIPredicate::slt, p.lo, p.hi), false);
+                    OpBuilder::InsertionGuard guard(b);
+                    b.setInsertionPointToStart(any.thenBlock());
+                    keyTile(p.lo, p.keyHi, /*maskWhen=*/Value(), done,
+                            sinkWidth);
+                  } else {
+                    phaseTiles(p, blockN,
+                               [&](Value n0, bool masked, Value maskWhen) {
+                                 keyTile(n0, masked ? p.keyHi : Value(),
+                                         maskWhen,
+                                         add(done, divi(sub(n0, p.lo), blockN)),
+                                         blockN);
+                               });
+                  }
                   done = add(done, tileCount(p.lo, p.hi, blockN));
                 }
                 storeRows(dq, {scale, scale}, args.dq, block.head,

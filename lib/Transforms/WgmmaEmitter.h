@@ -94,6 +94,18 @@ protected:
   /// from them are made there, where used, rather than hoisted before the
   /// loop and held (or spilled) across it beside the accumulators.
   Value opaque(Value value);
+  /// The width of the sink keys' tile, where the forward and dQ kernels
+  /// run it on fewer keys than block-n: the sink phase is a tile of its
+  /// own (TileBuilder::keyPhases), and with a few sink tokens
+  /// (StreamingLLM's 4) a block-n tile would multiply, exponentiate and
+  /// mask block-n keys to keep those few. Its products with K and V^T run
+  /// at wgmma n = the tokens rounded up to 16, its product with K or V at
+  /// as many k; the stage still lands whole tiles (the producer copies
+  /// every tile alike). 0 where the sink tile runs whole.
+  int64_t sinkTileWidth(const Variant &variant) const {
+    int64_t width = llvm::alignTo(variant.sinkTokens, 16);
+    return variant.sinkTokens > 0 && width < blockN ? width : 0;
+  }
   /// The byte offset of 16-byte chunk `chunk` of row `row` in a column
   /// block of `segment` bytes per row, swizzled as above.
   Value swizzledAt(Value row, Value chunk, int64_t segment) {

@@ -103,18 +103,6 @@ private:
   /// Whether the grid has a block per SM rather than per query block.
   bool persistent;
 
-  /// The sink keys' tile's width, where it runs on fewer columns than
-  /// block-n: the sink phase is a tile of its own (TileBuilder::keyPhases),
-  /// and with a few sink tokens (StreamingLLM's 4) a block-n tile would
-  /// multiply, exponentiate and mask block-n keys to keep those few. Its
-  /// Q K^T runs at wgmma n = the tokens rounded up to 16, its P V at as
-  /// many k; the stage still lands whole tiles (the producer's copies are
-  /// the same for every tile). 0 where the sink tile runs whole.
-  int64_t sinkTileWidth(const Variant &variant) const {
-    int64_t width = llvm::alignTo(variant.sinkTokens, 16);
-    return variant.sinkTokens > 0 && width < blockN ? width : 0;
-  }
-
   /// Issues S = Q K^T for this warpgroup's 64 rows against the first
   /// `width` keys of the K tile at `keys` (shared byte address) as one
   /// wgmma group; the result is valid once the group is waited for.
