@@ -256,13 +256,12 @@ public:
                     keyTile(p.lo, p.keyHi, /*maskWhen=*/Value(), done,
                             sinkWidth);
                   } else {
-                    phaseTiles(p, blockN,
-                               [&](Value n0, bool masked, Value maskWhen) {
-                                 keyTile(n0, masked ? p.keyHi : Value(),
-                                         maskWhen,
-                                         add(done, divi(sub(n0, p.lo), blockN)),
-                                         blockN);
-                               });
+                    phaseTiles(
+                        p, blockN, [&](Value n0, bool masked, Value maskWhen) {
+                          keyTile(n0, masked ? p.keyHi : Value(), maskWhen,
+                                  add(done, divi(sub(n0, p.lo), blockN)),
+                                  blockN);
+                        });
                   }
                   done = add(done, tileCount(p.lo, p.hi, blockN));
                 }

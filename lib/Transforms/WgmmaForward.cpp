@@ -174,8 +174,8 @@ private:
     int64_t sinkWidth = sinkTileWidth(variant);
     SmallVector<KeyPhase, 2> phases =
         keyPhases(variant, dims, block.m0, block.rows);
-    TileStep step{variant, dims,    state,   scaleLog2,  rowOf,         at,
-                  pBuffer, group,   item.round, item.firstTile, idx(0)};
+    TileStep step{variant, dims,  state,      scaleLog2,      rowOf, at,
+                  pBuffer, group, item.round, item.firstTile, idx(0)};
     Value done = idx(0); // tiles of the earlier phases
     for (const KeyPhase &p : phases) {
       if (sinkWidth > 0 && &p == &phases.front()) {
@@ -213,8 +213,7 @@ private:
     // The last tile's P V.
     if (pipelined) {
       auto any = scf::IfOp::create(
-          b, cmp(arith::CmpIPredicate::sgt, total, step.firstPipelined),
-          false);
+          b, cmp(arith::CmpIPredicate::sgt, total, step.firstPipelined), false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(any.thenBlock());
       auto [slot, parity] = stageOf(sub(add(item.firstTile, total), idx(1)));

@@ -326,10 +326,11 @@ inline constexpr int64_t kMaxWgmmaGroups = 3;
 /// NOTES.md, D 64 +6-12%), but two under a window of fewer than
 /// kWideWindow keys, where a 192-row block's item is short and its masked
 /// edge tiles a large share (H200, D 64, 2x32x8k, two against three:
-/// window 512 +26%, 1024 +14%, 2048 +7%, 4096 even), and with sink tokens, whose phase's masked loop beside the
-/// window's pushes three consumers past their 160 registers (streaming at D
-/// 64 spilled 216 bytes in its tile loops; H100, the autotuner's timings
-/// of one run: 0.837 ms with three, 0.602 ms with two); two past D 64.
+/// window 512 +26%, 1024 +14%, 2048 +7%, 4096 even), and with sink tokens,
+/// whose phase's masked loop beside the window's pushes three consumers past
+/// their 160 registers (streaming at D 64 spilled 216 bytes in its tile loops;
+/// H100, the autotuner's timings of one run: 0.837 ms with three, 0.602 ms with
+/// two); two past D 64.
 inline constexpr int64_t kWideWindow = 4096;
 inline constexpr int64_t wgmmaGroupsFor(int64_t headDim, int64_t requested,
                                         std::optional<int64_t> window,
