@@ -42,13 +42,16 @@ VARIANTS = [
     ("window_wide", dict(causal=True, window=1000), False),
     ("window16_sink1", dict(causal=True, window=16, sink_tokens=1), False),
     ("window16_sink4", dict(causal=True, window=16, sink_tokens=4), False),
+    # More sink tokens than one 16-key group: the wgmma kernels' narrow
+    # sink tile is two k steps wide (sinkTileWidth).
+    ("window16_sink20", dict(causal=True, window=16, sink_tokens=20), False),
     ("full_sinks", dict(), True),
     ("causal_sinks", dict(causal=True), True),
     ("gpt_oss_like", dict(causal=True, window=16, sink_tokens=4), True),
     ("causal_scale", dict(causal=True, scale=0.3), False),
 ]
-LOW_PRECISION_VARIANTS = {"causal", "window16_sink4", "gpt_oss_like",
-                          "full_sinks"}
+LOW_PRECISION_VARIANTS = {"causal", "window16_sink4", "window16_sink20",
+                          "gpt_oss_like", "full_sinks"}
 
 
 def spec_text(name, variant, sinks):
