@@ -157,7 +157,7 @@ bool isCallerStream(void *stream) {
   return callerStream.set && static_cast<CUstream>(stream) == callerStream.stream;
 }
 
-std::mutex &kernelNamesMutex() {
+std::mutex &kernelRecordsMutex() {
   static std::mutex m;
   return m;
 }
@@ -197,7 +197,7 @@ struct KernelRecord {
   CUmodule module = nullptr;
   int32_t sharedLimit = tensor_core::kStaticSharedBytes;
 };
-std::map<CUfunction, KernelRecord> &kernelNames() {
+std::map<CUfunction, KernelRecord> &kernelRecords() {
   static std::map<CUfunction, KernelRecord> records;
   return records;
 }
@@ -228,9 +228,9 @@ bool check(CUresult result, const char *call, const llvm::Twine &context) {
 /// the kernel's name, which is looked up only when the call failed.
 /// Kernel `f`'s name, or "" where it was never looked up by name.
 std::string kernelName(CUfunction f) {
-  std::lock_guard<std::mutex> lock(kernelNamesMutex());
-  auto it = kernelNames().find(f);
-  return it != kernelNames().end() ? it->second.name : std::string();
+  std::lock_guard<std::mutex> lock(kernelRecordsMutex());
+  auto it = kernelRecords().find(f);
+  return it != kernelRecords().end() ? it->second.name : std::string();
 }
 
 bool checkKernel(CUresult result, const char *call, CUfunction f,
@@ -320,8 +320,8 @@ extern "C" void *faMgpuModuleLoad(void *data, size_t) {
 
 extern "C" void faMgpuModuleUnload(void *module) {
   {
-    std::lock_guard<std::mutex> lock(kernelNamesMutex());
-    auto &records = kernelNames();
+    std::lock_guard<std::mutex> lock(kernelRecordsMutex());
+    auto &records = kernelRecords();
     for (auto it = records.begin(); it != records.end();)
       it = it->second.module == module ? records.erase(it) : std::next(it);
   }
@@ -337,8 +337,8 @@ extern "C" void *faMgpuModuleGetFunction(void *module, const char *name) {
   if (check(driver().cuModuleGetFunction(&function,
                                          static_cast<CUmodule>(module), name),
             "cuModuleGetFunction", std::string("kernel ") + name)) {
-    std::lock_guard<std::mutex> lock(kernelNamesMutex());
-    KernelRecord &record = kernelNames()[function];
+    std::lock_guard<std::mutex> lock(kernelRecordsMutex());
+    KernelRecord &record = kernelRecords()[function];
     // A handle of an unloaded module's kernel may come back for another.
     if (record.module != module)
       record = KernelRecord{name, static_cast<CUmodule>(module)};
@@ -350,9 +350,9 @@ extern "C" void *faMgpuModuleGetFunction(void *module, const char *name) {
 /// size: the attribute stays set).
 static bool raiseSharedLimit(CUfunction f, int32_t bytes) {
   {
-    std::lock_guard<std::mutex> lock(kernelNamesMutex());
-    auto it = kernelNames().find(f);
-    if (it != kernelNames().end() && it->second.sharedLimit >= bytes)
+    std::lock_guard<std::mutex> lock(kernelRecordsMutex());
+    auto it = kernelRecords().find(f);
+    if (it != kernelRecords().end() && it->second.sharedLimit >= bytes)
       return true;
   }
   if (!checkKernel(driver().cuFuncSetAttribute(
@@ -360,9 +360,12 @@ static bool raiseSharedLimit(CUfunction f, int32_t bytes) {
                        bytes),
                    "cuFuncSetAttribute", f))
     return false;
-  std::lock_guard<std::mutex> lock(kernelNamesMutex());
-  int32_t &limit = kernelNames()[f].sharedLimit;
-  limit = std::max(limit, bytes);
+  std::lock_guard<std::mutex> lock(kernelRecordsMutex());
+  // Only a kernel faMgpuModuleGetFunction recorded: a record made here
+  // would outlive its module's unload.
+  auto it = kernelRecords().find(f);
+  if (it != kernelRecords().end())
+    it->second.sharedLimit = std::max(it->second.sharedLimit, bytes);
   return true;
 }
 

@@ -241,30 +241,7 @@ public:
                   waitGroups(0);
                   release(at, kKeys, slot);
                 };
-                int64_t sinkWidth = sinkTileWidth(variant);
-                SmallVector<KeyPhase, 2> phases =
-                    keyPhases(variant, dims, block.m0, block.rows);
-                Value done = idx(0); // tiles of the earlier phases
-                for (const KeyPhase &p : phases) {
-                  if (sinkWidth > 0 && &p == &phases.front()) {
-                    // The sink phase: fewer sink tokens than a tile, so one
-                    // narrow tile or none.
-                    auto any = scf::IfOp::create(
-                        b, cmp(arith::CmpIPredicate::slt, p.lo, p.hi), false);
-                    OpBuilder::InsertionGuard guard(b);
-                    b.setInsertionPointToStart(any.thenBlock());
-                    keyTile(p.lo, p.keyHi, /*maskWhen=*/Value(), done,
-                            sinkWidth);
-                  } else {
-                    phaseTiles(
-                        p, blockN, [&](Value n0, bool masked, Value maskWhen) {
-                          keyTile(n0, masked ? p.keyHi : Value(), maskWhen,
-                                  add(done, divi(sub(n0, p.lo), blockN)),
-                                  blockN);
-                        });
-                  }
-                  done = add(done, tileCount(p.lo, p.hi, blockN));
-                }
+                consumeKeyTiles(variant, dims, block.m0, block.rows, keyTile);
                 storeRows(dq, {scale, scale}, args.dq, block.head,
                           block.rowOf, dims.sq);
               });

@@ -425,6 +425,37 @@ void WgmmaEmitter::produce(const SharedLayout &at, ArrayRef<FixedCopy> fixed,
   });
 }
 
+Value WgmmaEmitter::consumeKeyTiles(
+    const Variant &variant, const Dims &dims, Value m0, Value rows,
+    KeyTileVisitor tile, llvm::function_ref<void(Value)> afterNarrowSinks) {
+  int64_t sinkWidth = sinkTileWidth(variant);
+  SmallVector<KeyPhase, 2> phases = keyPhases(variant, dims, m0, rows);
+  Value done = idx(0); // tiles of the earlier phases
+  for (const KeyPhase &p : phases) {
+    if (sinkWidth > 0 && &p == &phases.front()) {
+      // The sink phase: fewer sink tokens than a tile, so one narrow tile
+      // or none.
+      auto any = scf::IfOp::create(
+          b, cmp(arith::CmpIPredicate::slt, p.lo, p.hi), false);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(any.thenBlock());
+        tile(p.lo, p.keyHi, /*maskWhen=*/Value(), done, sinkWidth);
+      }
+      done = add(done, tileCount(p.lo, p.hi, blockN));
+      if (afterNarrowSinks)
+        afterNarrowSinks(done);
+      continue;
+    }
+    phaseTiles(p, blockN, [&](Value n0, bool masked, Value maskWhen) {
+      tile(n0, masked ? p.keyHi : Value(), maskWhen,
+           add(done, divi(sub(n0, p.lo), blockN)), blockN);
+    });
+    done = add(done, tileCount(p.lo, p.hi, blockN));
+  }
+  return done;
+}
+
 Value WgmmaEmitter::streamKeyTiles(
     const Variant &variant, const Dims &dims, Value m0, Value rows,
     llvm::function_ref<void(Value, Value, Value)> copy) {

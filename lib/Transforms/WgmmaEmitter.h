@@ -367,6 +367,21 @@ protected:
   /// and the head of both streamed tiles.
   using StreamVisitor = llvm::function_ref<void(
       llvm::function_ref<void(Value count, Value row, Value head)>)>;
+  /// What a consumer does on one key tile: `tile(n0, keyHi, maskWhen,
+  /// count, width)`, masked below keyHi where set (where maskWhen holds,
+  /// when set), on the block's tile `count`'s first `width` keys.
+  using KeyTileVisitor =
+      llvm::function_ref<void(Value, Value, Value, Value, int64_t)>;
+  /// The consumers' walk of the key tiles streamKeyTiles copies (the
+  /// forward's and dQ's): each phase's tiles as phaseTiles visits them,
+  /// block-n wide, but a sink phase that sinkTileWidth narrows as one tile
+  /// of that width (or none, under a branch), masked, after which
+  /// `afterNarrowSinks` (where given) takes the tile count. Returns the
+  /// tiles' count.
+  Value consumeKeyTiles(const Variant &variant, const Dims &dims, Value m0,
+                        Value rows, KeyTileVisitor tile,
+                        llvm::function_ref<void(Value)> afterNarrowSinks =
+                            nullptr);
   /// Calls `copy` for each key tile that query rows [m0, m0 + rows) visit
   /// (TileBuilder's key phases), with the block's tile count, the tile's
   /// first key and kvHead: the streamed tiles of the forward and of dQ.

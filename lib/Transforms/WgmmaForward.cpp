@@ -171,42 +171,23 @@ private:
     Value pBuffer = privateBuffer(blockN / 4);
     for (int64_t i = 0; i < blockN / 4; ++i)
       storeState(flt(0.0), pBuffer, i);
-    int64_t sinkWidth = sinkTileWidth(variant);
-    SmallVector<KeyPhase, 2> phases =
-        keyPhases(variant, dims, block.m0, block.rows);
     TileStep step{variant, dims,  state,      scaleLog2,      rowOf, at,
                   pBuffer, group, item.round, item.firstTile, idx(0)};
-    Value done = idx(0); // tiles of the earlier phases
-    for (const KeyPhase &p : phases) {
-      if (sinkWidth > 0 && &p == &phases.front()) {
-        // The sink phase: fewer sink tokens than a tile, so one tile or
-        // none, serial and narrow. The pipeline starts after it, its first
-        // P zero again.
-        auto any = scf::IfOp::create(
-            b, cmp(arith::CmpIPredicate::slt, p.lo, p.hi), false);
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(any.thenBlock());
-          serialTile(step, p.lo, p.keyHi, /*maskWhen=*/Value(), done,
-                     sinkWidth);
-          for (int64_t i = 0; i < sinkWidth / 4; ++i)
+    Value total = consumeKeyTiles(
+        variant, dims, block.m0, block.rows,
+        [&](Value n0, Value keyHi, Value maskWhen, Value count,
+            int64_t width) {
+          if (pipelined && width == blockN) {
+            pipelinedTile(step, n0, keyHi, maskWhen, count);
+            return;
+          }
+          serialTile(step, n0, keyHi, maskWhen, count, width);
+          // A narrow sink tile runs before the pipeline, whose first P is
+          // zero again.
+          for (int64_t i = 0; width < blockN && i < width / 4; ++i)
             storeState(flt(0.0), pBuffer, i);
-        }
-        done = add(done, tileCount(p.lo, p.hi, blockN));
-        step.firstPipelined = done;
-        continue;
-      }
-      phaseTiles(p, blockN, [&](Value n0, bool masked, Value maskWhen) {
-        Value count = add(done, divi(sub(n0, p.lo), blockN));
-        Value keyHi = masked ? p.keyHi : Value();
-        if (pipelined)
-          pipelinedTile(step, n0, keyHi, maskWhen, count);
-        else
-          serialTile(step, n0, keyHi, maskWhen, count, blockN);
-      });
-      done = add(done, tileCount(p.lo, p.hi, blockN));
-    }
-    Value total = done;
+        },
+        [&](Value count) { step.firstPipelined = count; });
     // Every Q K^T of the block was waited for: the producer may copy a
     // later block's Q into this one's copy.
     arriveOn(fixedFree(at, fixedSlotOf(item.round).first));
