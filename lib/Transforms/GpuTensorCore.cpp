@@ -288,7 +288,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     if (wgmmaStages > 0)
       stageCounts = {wgmmaStages};
     for (int64_t stages : stageCounts)
-      for (int64_t rows = keys; rows >= 16; rows /= 2)
+      for (int64_t rows = keys; rows >= 16;
+           rows = tensor_core::smallerTileRows(rows))
         if (tensor_core::wgmmaForwardSharedBytes(queryRows, rows, stages,
                                                  headDim, bytes) <=
             tensor_core::kHopperSharedBytes) {

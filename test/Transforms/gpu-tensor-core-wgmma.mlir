@@ -13,6 +13,7 @@
 // RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core=generation=wgmma --canonicalize --cse | FileCheck %s --check-prefix=GRID
 // RUN: not fa-opt %s --fa-tile --fa-gpu-tensor-core="generation=wgmma grid-section=-1" 2>&1 | FileCheck %s --check-prefix=BADSECTION
 // RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-persistent=false" --canonicalize --cse | FileCheck %s --check-prefix=ONEBLOCK
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-block-n=176" | FileCheck %s --check-prefix=WIDE
 // BADGEN: error: fa-gpu-tensor-core: generation must be mma-sync or wgmma, got 'hmma'
 // BADGROUPS: error: fa-gpu-tensor-core: wgmma-groups must be 0 (by head dim) or 1 to 3, got 4
 // BADBLOCK: error: fa-gpu-tensor-core: wgmma-block-n must be 0 (by head dim) or a multiple of 16 up to 256, got 24
@@ -279,6 +280,16 @@
 // CHECK-NOT: nvvm.mma.sync
 
 // One consumer warpgroup (and the producer) and 64-key tiles where asked.
+// A block-n whose two stages do not fit steps down to a multiple of 16
+// keys: 176 keys at D 128, 80 (not 88, then 44) at D 192 and 256.
+// WIDE-LABEL: func.func @gqa_forward(
+// WIDE: module(@gqa_forward_wgmma_d128)
+// WIDE: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 176, k = 16>
+// WIDE: module(@gqa_forward_wgmma_d192)
+// WIDE: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 80, k = 16>
+// WIDE: module(@gqa_forward_wgmma_d256)
+// WIDE: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 80, k = 16>
+
 // SMALL-LABEL: func.func @gqa_forward(
 // SMALL: threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c{{[0-9]+}}_i32 module(@gqa_forward_wgmma_d32)
 // SMALL: module(@gqa_forward_wgmma_d128)

@@ -8,9 +8,12 @@ included; D in {16, 64, 96, 128}; GQA ratios 1, 4, 8), then runs every spec
 in kernels_spec/, a finite-difference gradient check in f64 on small shapes,
 and a second tile configuration. With --target gpu it also runs every variant
 in bf16 and f16 at head dims 64 and 128 (the tensor-core kernels). Prints the worst relative error per dtype
-and fails if any run fails.
+and fails if any run fails. --variants NAME[,NAME] runs only those variants'
+grids (no named specs, no second configuration): a focused check that fits
+one GPU call.
 
 usage: run.py FA_RUN SPECS_DIR WORK_DIR [--target cpu|gpu] [--jobs N]
+              [--variants NAME,...]
 """
 import argparse
 import collections
@@ -130,13 +133,23 @@ def main():
     parser.add_argument("--target", choices=("cpu", "gpu"), default="cpu")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="fa-run invocations at a time")
+    parser.add_argument("--variants",
+                        help="comma-separated variant names: only their grids")
     args = parser.parse_args()
+    names = [name for name, _, _ in VARIANTS]
+    only = args.variants.split(",") if args.variants else names
+    unknown = sorted(set(only) - set(names))
+    if unknown:
+        parser.error(f"unknown variant(s) {', '.join(unknown)}; "
+                     f"known: {', '.join(names)}")
     fa_run, specs, work, target = args.fa_run, args.specs, args.work, \
         args.target
     os.makedirs(work, exist_ok=True)
     suite = Suite(fa_run, work, target, max(1, args.jobs))
     paths = {}
     for offset, (name, variant, sinks) in enumerate(VARIANTS):
+        if name not in only:
+            continue
         dtypes = ["f32", "f64"]
         if name in LOW_PRECISION_VARIANTS:
             dtypes += ["bf16", "f16"]
@@ -153,6 +166,8 @@ def main():
     # partial last tiles and Sq != Sk both ways.
     if target == "gpu":
         for offset, (name, _, _) in enumerate(VARIANTS):
+            if name not in only:
+                continue
             hq, hkv = HEADS[offset % len(HEADS)]
             shapes = [(1, hq, hkv, 200, 200, 64), (2, hq, hkv, 130, 333, 128),
                       (1, hq, hkv, 333, 130, 64), (1, hq, hkv, 257, 257, 128)]
@@ -163,6 +178,8 @@ def main():
     # A second tile configuration moves every phase boundary (small on the
     # GPU, whose first path keeps a thread's tile scratch on its stack).
     block_m, block_n = ("2", "3") if target == "gpu" else ("8", "8")
+    if args.variants:
+        return finish(suite)
     for name in ("window16_sink4", "gpt_oss_like"):
         suite.run(paths[name], ["--dtype", "f32", "--backward", "--block-m",
                                 block_m, "--block-n", block_n, "--shape",
@@ -176,7 +193,11 @@ def main():
               ["--dtype", "f32", "--backward", "--shape", "2,3,3,197,197,64"])
     suite.run(os.path.join(specs, "softmax_matmul.mlir"),
               ["--dtype", "f32", "--shape", "2,64,8192,32;1,7,300,5"])
+    return finish(suite)
 
+
+def finish(suite):
+    """Waits for the suite's runs; prints its summary; the exit status."""
     suite.finish()
     print(f"\n{suite.cases} cases in {suite.runs} fa-run invocations")
     for slot in sorted(suite.worst):

@@ -458,13 +458,20 @@ inline constexpr int64_t backwardSharedBytes(int64_t blockN, int64_t headDim,
                   kStaticSharedBytes);
 }
 
+/// The next smaller tile of keys to try where `rows` do not fit: half as
+/// many, rounded down to a multiple of 16 (every MMA k step and wgmma n
+/// the tile feeds takes 16 keys; halving 176 would give 88, then 44).
+inline constexpr int64_t smallerTileRows(int64_t rows) {
+  return rows / 2 / 16 * 16;
+}
+
 /// The largest tile of at most `requested` rows (halving, down to 16) whose
 /// two tiles fit; 0 when none does. f32 tiles take half as many rows as
 /// f16 ones at the same head dim.
 inline constexpr int64_t
 fittingTileRows(int64_t requested, int64_t headDim, int64_t elementBytes,
                 int64_t sharedBytes = kStaticSharedBytes) {
-  for (int64_t rows = requested; rows >= 16; rows /= 2)
+  for (int64_t rows = requested; rows >= 16; rows = smallerTileRows(rows))
     if (tilesFit(rows, headDim, elementBytes, sharedBytes))
       return rows;
   return 0;
