@@ -339,11 +339,13 @@ fi
 
 if stage hopper-ncu; then
   # One wgmma forward under ncu's full set: the details page, and the SASS
-  # with each instruction's issue and stall samples (source page, CSV).
+  # with each instruction's issue and stall samples (source page, CSV). The
+  # name is anchored: a persistent grid's one-block counter-zeroing kernel,
+  # <forward>_schedule, launches first.
   for schedule in ${FA_NCU_SCHEDULES:-serial pipelined}; do
     rep=/tmp/fa-ncu-$schedule
     FA_AUTOTUNE=0 timeout 240 ncu --set full --import-source no \
-      --kernel-name regex:wgmma --launch-count 1 -f -o "$rep" \
+      --kernel-name regex:'_forward_wgmma_d[0-9]+$' --launch-count 1 -f -o "$rep" \
       "$FA/bin/fa-run" kernels_spec/mha.mlir --target gpu --dtype bf16 \
       --shape 4,16,16,4096,4096,128 --wgmma-schedule $schedule \
       > "$OUT_DIR/ncu-$schedule.log" 2>&1

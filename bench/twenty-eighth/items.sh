@@ -6,7 +6,9 @@
 #    FA_AUTOTUNE=0), pipelined and serial, and block-n 64;
 # 2. ncu --set full of window 512 and window 4096: details and the SASS
 #    with per-instruction stall samples (bench/sass_profile.py reads them).
-# Run from the device tool with carry ["bundle"].
+# Run from the device tool with carry ["bundle"]. Its first run matched
+# regex:wgmma, which caught the forward's counter-zeroing kernel
+# (<forward>_schedule, launched first); the regex is anchored now.
 S=$OUT/summary.txt; : > $S
 FA_GPU_STAGES=none scripts/gpu-run.sh /tmp/g0 > /dev/null 2>&1
 FA=/tmp/fa-bundle R=$FA/bin/fa-run M=bench/twenty-sixth/windows_wgmma.mlir
@@ -20,7 +22,7 @@ for w in w512 w1024 w1024s4 w4096; do
   done
 done
 for w in w512 w4096; do
-  timeout 150 ncu --set full --import-source no --kernel-name regex:wgmma \
+  timeout 150 ncu --set full --import-source no --kernel-name regex:'_forward_wgmma_d[0-9]+$' \
     --launch-count 1 -f -o /tmp/ncu-$w $R $M --kernel $w --target gpu \
     --shape 2,32,32,8192,8192,64 > $OUT/ncu-$w.log 2>&1
   ncu -i /tmp/ncu-$w.ncu-rep --page details --print-details all >> $OUT/ncu-$w.log 2>&1
