@@ -464,6 +464,8 @@ inline constexpr int64_t backwardSharedBytes(int64_t blockN, int64_t headDim,
 inline constexpr int64_t smallerTileRows(int64_t rows) {
   return rows / 2 / 16 * 16;
 }
+static_assert(smallerTileRows(128) == 64 && smallerTileRows(176) == 80 &&
+              smallerTileRows(80) == 32 && smallerTileRows(16) == 0);
 
 /// The largest tile of at most `requested` rows (halving, down to 16) whose
 /// two tiles fit; 0 when none does. f32 tiles take half as many rows as
