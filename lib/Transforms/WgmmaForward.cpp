@@ -146,7 +146,10 @@ private:
   ///   issue S_t = Q K_t^T; issue O += P_{t-1} V_{t-1}
   ///   wait for S_t (K_t is free); softmax of S_t into P_t
   ///   wait for P V (V_{t-1} is free); O *= alpha_t
-  /// and the last tile's P V after the loop. The pipeline's first tile has
+  /// and the last tile's P V after the loop. (ptxas moves the P V wait up
+  /// to the row max, so in the SASS only that runs under the P V; a wait
+  /// held later measured 4-10% slower: the other consumers' GEMMs are what
+  /// a softmax runs under. bench/NOTES.md, twenty-eighth session.) The pipeline's first tile has
   /// no P V before it: its P is zero (the buffer starts so, or is zeroed
   /// again after a narrow sink tile) and it multiplies the tile's own K,
   /// which has landed and holds finite values, so O stays as it is without
