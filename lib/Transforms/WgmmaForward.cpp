@@ -149,16 +149,15 @@ private:
   /// and the last tile's P V after the loop. (ptxas moves the P V wait up
   /// to the row max, so in the SASS only that runs under the P V; a wait
   /// held later measured 4-10% slower: the other consumers' GEMMs are what
-  /// a softmax runs under. bench/NOTES.md, twenty-eighth session.) The pipeline's first tile has
-  /// no P V before it: its P is zero (the buffer starts so, or is zeroed
-  /// again after a narrow sink tile) and it multiplies the tile's own K,
-  /// which has landed and holds finite values, so O stays as it is without
-  /// a branch around the wgmma (whose accumulators must not cross one
-  /// unwaited).
-  /// With two or three consumers they take turns to issue (ping-pong), so
-  /// one's softmax has the tensor cores' other GEMMs under it. A narrow
-  /// sink tile (sinkTileWidth) comes first, serial and outside the turns
-  /// (every consumer runs it, so the turns stay in step); the pipeline's
+  /// a softmax runs under. bench/NOTES.md, twenty-eighth session.) The
+  /// pipeline's first tile has no P V before it: its P is zero (the buffer
+  /// starts so, or is zeroed again after a narrow sink tile) and it multiplies
+  /// the tile's own K, which has landed and holds finite values, so O stays as
+  /// it is without a branch around the wgmma (whose accumulators must not cross
+  /// one unwaited). With two or three consumers they take turns to issue
+  /// (ping-pong), so one's softmax has the tensor cores' other GEMMs under it.
+  /// A narrow sink tile (sinkTileWidth) comes first, serial and outside the
+  /// turns (every consumer runs it, so the turns stay in step); the pipeline's
   /// first tile is the one after it.
   ///
   /// Returns the item's key tiles; arrives on fixedFree once Q is read.
