@@ -155,11 +155,11 @@ private:
   /// the tile's own K, which has landed and holds finite values, so O stays as
   /// it is without a branch around the wgmma (whose accumulators must not cross
   /// one unwaited; a branch around the whole group, the wait count chosen by
-  /// it, measured 0-2.4% slower). With two or three consumers they take turns to issue
-  /// (ping-pong), so one's softmax has the tensor cores' other GEMMs under it.
-  /// A narrow sink tile (sinkTileWidth) comes first, serial and outside the
-  /// turns (every consumer runs it, so the turns stay in step); the pipeline's
-  /// first tile is the one after it.
+  /// it, measured 0-2.4% slower). With two or three consumers they take turns
+  /// to issue (ping-pong), so one's softmax has the tensor cores' other GEMMs
+  /// under it. A narrow sink tile (sinkTileWidth) comes first, serial and
+  /// outside the turns (every consumer runs it, so the turns stay in step); the
+  /// pipeline's first tile is the one after it.
   ///
   /// Returns the item's key tiles; arrives on fixedFree once Q is read.
   Value emitConsumer(const Variant &variant, const ForwardArgs &args,
