@@ -279,7 +279,6 @@
 // DQKERNEL-NOT: nvvm.mma.sync
 // CHECK-NOT: nvvm.mma.sync
 
-// One consumer warpgroup (and the producer) and 64-key tiles where asked.
 // A block-n whose two stages do not fit steps down to a multiple of 16
 // keys: 176 keys at D 128, 80 (not 88, then 44) at D 192 and 256.
 // WIDE-LABEL: func.func @gqa_forward(
@@ -290,6 +289,7 @@
 // WIDE: module(@gqa_forward_wgmma_d256)
 // WIDE: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 80, k = 16>
 
+// One consumer warpgroup (and the producer) and 64-key tiles where asked.
 // SMALL-LABEL: func.func @gqa_forward(
 // SMALL: threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c{{[0-9]+}}_i32 module(@gqa_forward_wgmma_d32)
 // SMALL: module(@gqa_forward_wgmma_d128)

@@ -468,8 +468,8 @@ static_assert(smallerTileRows(128) == 64 && smallerTileRows(176) == 80 &&
               smallerTileRows(80) == 32 && smallerTileRows(16) == 0);
 
 /// The largest tile of at most `requested` rows (smallerTileRows's steps,
-/// down to 16) whose two tiles fit; 0 when none does. f32 tiles take half as many rows as
-/// f16 ones at the same head dim.
+/// down to 16) whose two tiles fit; 0 when none does. f32 tiles take half as
+/// many rows as f16 ones at the same head dim.
 inline constexpr int64_t
 fittingTileRows(int64_t requested, int64_t headDim, int64_t elementBytes,
                 int64_t sharedBytes = kStaticSharedBytes) {
