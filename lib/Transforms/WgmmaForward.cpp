@@ -172,25 +172,29 @@ private:
     Value scaleLog2 = toBase2(scoreScale(variant, idx(headDim)));
     State state = initForwardState(args.sinks, head);
     Value pBuffer = privateBuffer(blockN / 4);
-    for (int64_t i = 0; i < blockN / 4; ++i)
-      storeState(flt(0.0), pBuffer, i);
+    // Zeroes P for the first `columns` keys (columns / 4 values a thread).
+    auto zeroP = [&](int64_t columns) {
+      for (int64_t i = 0; i < columns / 4; ++i)
+        storeState(flt(0.0), pBuffer, i);
+    };
+    zeroP(blockN);
     TileStep step{variant, dims,  state,      scaleLog2,      rowOf, at,
                   pBuffer, group, item.round, item.firstTile, idx(0)};
     Value total = consumeKeyTiles(
         variant, dims, block.m0, block.rows,
-        [&](Value n0, Value keyHi, Value maskWhen, Value count,
-            int64_t width) {
-          if (pipelined && width == blockN) {
+        [&](Value n0, Value keyHi, Value maskWhen, Value count, int64_t width) {
+          if (pipelined && width == blockN)
             pipelinedTile(step, n0, keyHi, maskWhen, count);
-            return;
-          }
-          serialTile(step, n0, keyHi, maskWhen, count, width);
-          // A narrow sink tile runs before the pipeline, whose first P is
-          // zero again.
-          for (int64_t i = 0; width < blockN && i < width / 4; ++i)
-            storeState(flt(0.0), pBuffer, i);
+          else
+            serialTile(step, n0, keyHi, maskWhen, count, width);
         },
-        [&](Value count) { step.firstPipelined = count; });
+        [&](Value count) {
+          // The pipeline starts past the narrow sink tile, with its P zero
+          // again.
+          step.firstPipelined = count;
+          if (pipelined)
+            zeroP(sinkTileWidth(variant));
+        });
     // Every Q K^T of the block was waited for: the producer may copy a
     // later block's Q into this one's copy.
     arriveOn(fixedFree(at, fixedSlotOf(item.round).first));

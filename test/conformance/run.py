@@ -146,10 +146,11 @@ def main():
         args.target
     os.makedirs(work, exist_ok=True)
     suite = Suite(fa_run, work, target, max(1, args.jobs))
+    # Each variant keeps its offset in VARIANTS: its seeds and heads.
+    chosen = [(offset, entry) for offset, entry in enumerate(VARIANTS)
+              if entry[0] in only]
     paths = {}
-    for offset, (name, variant, sinks) in enumerate(VARIANTS):
-        if name not in only:
-            continue
+    for offset, (name, variant, sinks) in chosen:
         dtypes = ["f32", "f64"]
         if name in LOW_PRECISION_VARIANTS:
             dtypes += ["bf16", "f16"]
@@ -165,9 +166,7 @@ def main():
     # every variant, with sequence lengths that give full interior tiles,
     # partial last tiles and Sq != Sk both ways.
     if target == "gpu":
-        for offset, (name, _, _) in enumerate(VARIANTS):
-            if name not in only:
-                continue
+        for offset, (name, _, _) in chosen:
             hq, hkv = HEADS[offset % len(HEADS)]
             shapes = [(1, hq, hkv, 200, 200, 64), (2, hq, hkv, 130, 333, 128),
                       (1, hq, hkv, 333, 130, 64), (1, hq, hkv, 257, 257, 128)]
@@ -175,11 +174,11 @@ def main():
                 suite.run(paths[name], ["--dtype", dtype, "--backward",
                                         "--shape", shape_arg(shapes),
                                         "--seed", str(100 + offset * 10 + i)])
+    if args.variants:
+        return finish(suite)
     # A second tile configuration moves every phase boundary (small on the
     # GPU, whose first path keeps a thread's tile scratch on its stack).
     block_m, block_n = ("2", "3") if target == "gpu" else ("8", "8")
-    if args.variants:
-        return finish(suite)
     for name in ("window16_sink4", "gpt_oss_like"):
         suite.run(paths[name], ["--dtype", "f32", "--backward", "--block-m",
                                 block_m, "--block-n", block_n, "--shape",
