@@ -282,8 +282,9 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     int64_t groups = tensor_core::wgmmaGroupsFor(
         headDim, wgmmaGroups, variant.window, variant.sinkTokens);
     int64_t queryRows = 64 * groups;
-    int64_t keys = wgmmaBlockN > 0 ? int64_t(wgmmaBlockN)
-                                   : tensor_core::wgmmaDefaultBlockN(headDim);
+    int64_t keys = wgmmaBlockN > 0
+                       ? int64_t(wgmmaBlockN)
+                       : tensor_core::wgmmaDefaultBlockN(headDim, groups);
     SmallVector<int64_t, 2> stageCounts = {2, 1};
     if (wgmmaStages > 0)
       stageCounts = {wgmmaStages};

@@ -302,15 +302,19 @@
 // in flight); the P V is waited for after the softmax; the last tile's P V
 // follows the loop. The turns go on across a block's items; warpgroup 0
 // takes the last one once no item is left.
-// Three consumers (192 query rows, 160 registers each) up to D 64; two past
-// it, where three would not hold O, S and P.
+// Three consumers (192 query rows, 160 registers each) up to D 80 (with
+// 112-key tiles past D 64: 80 x 112 x 2 bytes a K or V stage); two past
+// it, where three are slower (D 96) or would not hold O, S and P.
 // THREE-LABEL: func.func @gqa_forward(
 // THREE: in ({{.*}} = %c512{{.*}}) dynamic_shared_memory_size %c42096_i32 module(@gqa_forward_wgmma_d32)
 // THREE: nvvm.setmaxregister  decrease 32
 // THREE: nvvm.setmaxregister  increase 160
 // THREE: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
 // THREE: in ({{.*}} = %c512{{.*}}) dynamic_shared_memory_size %c115824_i32 module(@gqa_forward_wgmma_d64)
-// THREE: in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c103512_i32 module(@gqa_forward_wgmma_d80)
+// THREE: in ({{.*}} = %c512{{.*}}) dynamic_shared_memory_size %c103512_i32 module(@gqa_forward_wgmma_d80)
+// THREE: nvvm.setmaxregister  increase 160
+// THREE: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 112, k = 16>
+// THREE: in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c123992_i32 module(@gqa_forward_wgmma_d96)
 // THREE: nvvm.setmaxregister  increase 240
 
 // PIPE-LABEL: func.func @gqa_forward(

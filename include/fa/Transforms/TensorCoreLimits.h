@@ -59,12 +59,17 @@ inline constexpr int64_t sharedRowElements(int64_t headDim,
 /// accumulators (D / 2 registers a thread) leave room for the rest.
 inline constexpr int64_t kWgmmaHeadDims[] = {32, 64, 80, 96, 128, 192, 256};
 
-/// The wgmma forward's keys per tile unless one is asked for: S of 64 x 128
-/// per warpgroup for D 64 to 128, 64 x 64 otherwise (measured on the H100
-/// with the warp-specialised kernel, bench/NOTES.md: full D 64 at 4k, 359
-/// TFLOP/s with 128 keys, 305 with 64, pipelined; beyond D 128, O takes the
-/// registers).
-inline constexpr int64_t wgmmaDefaultBlockN(int64_t headDim) {
+/// The wgmma forward's keys per tile unless one is asked for, with `groups`
+/// consumer warpgroups: S of 64 x 128 per warpgroup for D 64 to 128, 64 x 64
+/// otherwise (measured on the H100 with the warp-specialised kernel,
+/// bench/NOTES.md: full D 64 at 4k, 359 TFLOP/s with 128 keys, 305 with 64,
+/// pipelined; beyond D 128, O takes the registers). Three consumers past D
+/// 64 have 160 registers for O's D / 2 beside S and P, which hold 112 keys
+/// at D 80 and 96 at D 96 without spills (128 spill 64-252 bytes).
+inline constexpr int64_t wgmmaDefaultBlockN(int64_t headDim,
+                                            int64_t groups = 2) {
+  if (groups > 2 && headDim > 64)
+    return headDim <= 80 ? 112 : 96;
   return headDim >= 64 && headDim <= 128 ? 128 : 64;
 }
 
@@ -317,30 +322,48 @@ static_assert(
 inline constexpr int64_t kGridSectionPairs = 8;
 /// Consumer warpgroups of the wgmma forward, at most.
 inline constexpr int64_t kMaxWgmmaGroups = 3;
+/// Three consumers hold O (D / 2 registers) beside S and P in their 160
+/// registers up to D 96, past D 64 with fewer keys a tile
+/// (wgmmaDefaultBlockN); past D 96 ptxas spills, and at D 256 cannot compile
+/// the RS wgmma.
+inline constexpr int64_t kWgmmaThreeGroupsMaxHeadDim = 96;
+/// The head dims that take three consumers by default: the softmax, as long
+/// as at D 128 while the GEMMs are shorter, needs two other consumers'
+/// GEMMs under it (bench/NOTES.md: D 64 +6-12%; H200, D 80 with 112-key
+/// tiles, causal +3.5% and full +16% over two consumers of 128 keys; D 96
+/// with 96 keys, causal -6%, full even).
+inline constexpr int64_t kWgmmaThreeGroupsDefaultMaxHeadDim = 80;
 /// The consumer warpgroups a block of head dim `headDim` runs when
-/// `requested` are asked for (0: the default): three only up to D 64, where
-/// O (D / 2 registers) leaves room in three consumers' 160 registers for S
-/// and P (past it ptxas spills, and at D 256 cannot compile the RS wgmma).
-/// By default three there (the softmax, as long as at D 128 while the GEMMs
-/// are half as long, needs two other consumers' GEMMs under it: bench/
-/// NOTES.md, D 64 +6-12%), but two under a window of fewer than
+/// `requested` are asked for (0: the default): at most three, up to
+/// kWgmmaThreeGroupsMaxHeadDim. By default three up to
+/// kWgmmaThreeGroupsDefaultMaxHeadDim, but two under a window of fewer than
 /// kWideWindow keys, where a 192-row block's item is short and its masked
 /// edge tiles a large share (H200, D 64, 2x32x8k, two against three:
 /// window 512 +26%, 1024 +14%, 2048 +7%, 4096 even), and with sink tokens,
 /// whose phase's masked loop beside the window's pushes three consumers past
 /// their 160 registers (streaming at D 64 spilled 216 bytes in its tile loops;
 /// H100, the autotuner's timings of one run: 0.837 ms with three, 0.602 ms with
-/// two); two past D 64.
+/// two).
 inline constexpr int64_t kWideWindow = 4096;
 inline constexpr int64_t wgmmaGroupsFor(int64_t headDim, int64_t requested,
                                         std::optional<int64_t> window,
                                         int64_t sinkTokens = 0) {
-  int64_t most = headDim <= 64 ? kMaxWgmmaGroups : 2;
   if (requested > 0)
-    return std::min(requested, most);
+    return std::min(requested, headDim <= kWgmmaThreeGroupsMaxHeadDim
+                                   ? kMaxWgmmaGroups
+                                   : int64_t(2));
   bool narrow = (window && *window < kWideWindow) || sinkTokens > 0;
-  return narrow ? std::min<int64_t>(most, 2) : most;
+  return headDim <= kWgmmaThreeGroupsDefaultMaxHeadDim && !narrow
+             ? kMaxWgmmaGroups
+             : 2;
 }
+static_assert(wgmmaGroupsFor(80, 0, std::nullopt) == 3 &&
+              wgmmaDefaultBlockN(80, 3) == 112 &&
+              wgmmaGroupsFor(96, 0, std::nullopt) == 2 &&
+              wgmmaGroupsFor(96, 3, std::nullopt) == 3 &&
+              wgmmaDefaultBlockN(96, 3) == 96 &&
+              wgmmaGroupsFor(128, 3, std::nullopt) == 2 &&
+              wgmmaGroupsFor(80, 0, std::optional<int64_t>(1024)) == 2);
 
 /// The tensor map kernels take by value (CUtensorMap: 128 bytes, 64-byte
 /// aligned), as an LLVM struct of this name: fa-kernel-tensor-maps turns
