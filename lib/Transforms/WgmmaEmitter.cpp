@@ -578,7 +578,8 @@ void WgmmaEmitter::consumeWorkItems(
 }
 
 Value WgmmaEmitter::enterConsumer() {
-  NVVM::SetMaxRegisterOp::create(b, wgmmaConsumerRegisters(groups()),
+  NVVM::SetMaxRegisterOp::create(b,
+                                 wgmmaConsumerRegisters(groups(), wideProducer),
                                  NVVM::SetMaxRegisterAction::increase);
   tid = sub(tid, idx(128));
   warp = sub(warp, idx(4));
@@ -593,7 +594,8 @@ void WgmmaEmitter::splitRoles(llvm::function_ref<void()> producer,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(roles.thenBlock());
   // The producer only issues copies: it gives back all but few registers.
-  NVVM::SetMaxRegisterOp::create(b, wgmmaProducerRegisters(groups()),
+  NVVM::SetMaxRegisterOp::create(b,
+                                 wgmmaProducerRegisters(groups(), wideProducer),
                                  NVVM::SetMaxRegisterAction::decrease);
   producer();
   b.setInsertionPointToStart(roles.elseBlock());

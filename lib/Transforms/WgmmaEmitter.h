@@ -68,6 +68,9 @@ protected:
   /// (KernelShape::fixedSlots): a persistent block's work item `round`
   /// takes copy round % fixedSlots.
   int64_t fixedSlots;
+  /// Whether the producer keeps 32 registers beside two consumers
+  /// (wgmmaForwardWideProducer; set by the forward).
+  bool wideProducer = false;
 
   /// The widest swizzle segment (128, 64 or 32 bytes) that divides a row.
   static int64_t swizzleSegmentBytes(int64_t rowBytes);

@@ -32,7 +32,9 @@ public:
   WgmmaForwardEmitter(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
                       KernelShape shape, bool pipelined, bool persistent)
       : WgmmaEmitter(b, element, headDim, shape), pipelined(pipelined),
-        persistent(persistent) {}
+        persistent(persistent) {
+    wideProducer = wgmmaForwardWideProducer(headDim, columnBlocks());
+  }
 
   /// Launches the forward kernel for this head dim, named `kernelName`,
   /// once the driver made Q, K and V's tensor maps: a persistent grid of

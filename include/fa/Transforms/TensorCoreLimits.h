@@ -183,12 +183,26 @@ inline constexpr int64_t wgmmaDqBlockN(int64_t headDim) {
 /// they take beyond the count at entry (the register file over the block's
 /// threads, 168 a thread with two consumers), so a producer keeping more
 /// than 24 beside two consumers of 240 hangs the block (seen: the
-/// twenty-sixth session's first try at 32).
-inline constexpr int32_t wgmmaProducerRegisters(int64_t groups) {
-  return groups <= 2 ? 24 : 32;
+/// twenty-sixth session's first try at 32). A `wideProducer` keeps 32
+/// beside two consumers of 232: the forward's, where its K/V tile rows take
+/// more than two TMA boxes up to D 192 (wgmmaForwardWideProducer).
+inline constexpr int32_t wgmmaProducerRegisters(int64_t groups,
+                                                bool wideProducer = false) {
+  return groups <= 2 && !wideProducer ? 24 : 32;
 }
-inline constexpr int32_t wgmmaConsumerRegisters(int64_t groups) {
-  return groups <= 2 ? 240 : 160;
+inline constexpr int32_t wgmmaConsumerRegisters(int64_t groups,
+                                                bool wideProducer = false) {
+  return groups > 2 ? 160 : wideProducer ? 232 : 240;
+}
+/// Whether the wgmma forward's producer keeps 32 registers beside two
+/// consumers: where each K/V tile takes more than two TMA boxes (D 80: 5
+/// of 32 bytes a row, D 96: 3 of 64, D 192: 3 of 128), its 24 registers
+/// spilled 4-40 bytes an item (mha and vit at D 96 and 192, streaming at D
+/// 80-192; ptxas 13.0); their consumers fit in 232 without spills, and at D
+/// 256 they need 240 for O's 128.
+inline constexpr bool wgmmaForwardWideProducer(int64_t headDim,
+                                               int64_t tmaBoxesPerRow) {
+  return tmaBoxesPerRow > 2 && headDim <= 192;
 }
 /// Registers a thread of a block of `groups` consumers and a producer holds
 /// at entry (.minnctapersm 1: the register file over its threads, in
@@ -197,12 +211,16 @@ inline constexpr int32_t wgmmaEntryRegisters(int64_t groups) {
   return static_cast<int32_t>(65536 / (128 * (groups + 1)) / 8 * 8);
 }
 /// What the producer gives back covers what the consumers take.
-inline constexpr bool wgmmaRegistersBalance(int64_t groups) {
-  return 128 * (wgmmaEntryRegisters(groups) - wgmmaProducerRegisters(groups)) >=
+inline constexpr bool wgmmaRegistersBalance(int64_t groups,
+                                            bool wideProducer = false) {
+  return 128 * (wgmmaEntryRegisters(groups) -
+                wgmmaProducerRegisters(groups, wideProducer)) >=
          128 * groups *
-             (wgmmaConsumerRegisters(groups) - wgmmaEntryRegisters(groups));
+             (wgmmaConsumerRegisters(groups, wideProducer) -
+              wgmmaEntryRegisters(groups));
 }
-static_assert(wgmmaRegistersBalance(2) && wgmmaRegistersBalance(3));
+static_assert(wgmmaRegistersBalance(2) && wgmmaRegistersBalance(3) &&
+              wgmmaRegistersBalance(2, /*wideProducer=*/true));
 /// Windows shorter than this many keys run the mma.sync forward at these
 /// head dims, even on Hopper: its 64-row blocks, several to an SM, waste
 /// fewer masked pairs (gpt-oss's 128-key window at D 64: 0.387 ms against
