@@ -42,9 +42,8 @@ std::string TileConfig::str(bool wgmma) const {
 
 /// The wgmma forward's candidates: the compiler's choice of consumer
 /// warpgroups (wgmmaGroupsFor: 3 up to D 80 without a short window, else
-/// 2), and 2 where
-/// three are possible, each with the compiler's grid sections and with one
-/// (batch, head) pair after another.
+/// 2), and 2 where three are possible, each with the compiler's grid
+/// sections and with one (batch, head) pair after another.
 static std::vector<TileConfig> wgmmaForwardCandidates(int64_t headDim) {
   std::vector<TileConfig> candidates = {TileConfig()};
   auto offer = [&](int64_t groups, int64_t section) {
