@@ -69,8 +69,9 @@ public:
                                            {args.dO, 3, queryRows}};
     if (dqAccum)
       operands.push_back({dqAccum, 4, queryRows, dqBoxColumns()});
-    assert((!dqAccum || parts() == 1) && "dq-atomics needs whole rows of dS");
-    Value tiles = mul(ceilDiv(dims.sk, blockN), idx(parts()));
+    assert((!dqAccum || !halvesColumns()) &&
+           "dq-atomics needs whole rows of dS");
+    Value tiles = ceilDiv(dims.sk, blockN);
     launchWithTensorMaps(
         operands, {tiles, dims.hkv, dims.batch}, {blockN, blockN}, queryRows,
         wgmmaDkDvScratchBytes(blockN, queryRows, headDim, elementBytes(),
@@ -78,10 +79,8 @@ public:
         name,
         [&](gpu::LaunchOp launch, ArrayRef<Value> maps,
             const SharedLayout &at) {
-          Value tile = keyBlockTile(dims, tiles, launch.getBlockIds().x);
-          // Tile t: key block t / parts, its columns part t % parts.
-          Value part = remi(tile, idx(parts()));
-          Value n0 = mul(divi(tile, idx(parts())), idx(blockN));
+          Value n0 = mul(keyBlockTile(dims, tiles, launch.getBlockIds().x),
+                         idx(blockN));
           TilePhase queries = queryPhase(
               variant, dims, n0, min(idx(blockN), sub(dims.sk, n0)));
           // Every query head of the group visits the same tiles.
@@ -106,19 +105,28 @@ public:
               },
               [&] {
                 Value group = enterConsumer();
-                Value groupKeys = mul(group, idx(kGroupRows));
+                bool halves = halvesColumns();
+                // This warpgroup's 64 keys (of them warp w % 4's rows 16 (w
+                // % 4)..: the block's own where both share them), and the
+                // query rows of the tile its S^T and dP^T take.
+                Value groupKeys = halves ? idx(0) : mul(group, idx(kGroupRows));
                 Value keys = rowAt(fixedAt(at, 0), groupKeys);
                 Value values = rowAt(fixedAt(at, 1), groupKeys);
-                std::array<Value, 2> keyOf =
-                    laneRows(add(n0, mul(warp, idx(16))));
+                std::array<Value, 2> keyOf = laneRows(
+                    add(n0, mul(halves ? remi(warp, 4) : warp, idx(16))));
+                int64_t scoreRows = this->scoreRows();
+                Value firstScoreRow =
+                    halves ? mul(group, idx(scoreRows)) : idx(0);
                 Value scale = scoreScale(variant, idx(headDim));
                 Value scaleLog2 = toBase2(scale);
-                Value dk = zeroState(partColumns()),
-                      dv = zeroState(partColumns());
-                // The part's first column block in the Q and dO tiles.
-                Value partBytes =
-                    mul(part, idx(partColumns() / blockElements() * queryRows *
-                                  segmentBytes));
+                // dK's and dV's columns this warpgroup accumulates, a
+                // register state per piece.
+                SmallVector<ColumnPiece, 2> pieces = columnPieces();
+                SmallVector<Value, 2> dk, dv;
+                for (const ColumnPiece &piece : pieces) {
+                  dk.push_back(zeroState(piece.n));
+                  dv.push_back(zeroState(piece.n));
+                }
                 waitBarrier(fixedLanded(at), idx(0));
                 loop(dims.group, [&](Value member) {
                   Value head = add(mul(kvHead, dims.group), member);
@@ -131,29 +139,35 @@ public:
                         Value dOTile = stageAt(at, kGrads, slot);
                         fence();
                         Value sAcc = issueRowProduct(
-                            opaque(keys), blockN, qTile, queryRows, queryRows);
-                        Value dpAcc =
-                            issueRowProduct(opaque(values), blockN, dOTile,
-                                            queryRows, queryRows);
+                            opaque(keys), blockN, rowAt(qTile, firstScoreRow),
+                            queryRows, scoreRows);
+                        Value dpAcc = issueRowProduct(
+                            opaque(values), blockN,
+                            rowAt(dOTile, firstScoreRow), queryRows, scoreRows);
                         commit();
-                        Value stats = shareRowStatistics(at, args, dims, group,
-                                                         count, head, m0);
+                        Value stats =
+                            shareRowStatistics(at, args, dims, group, count,
+                                               head, add(m0, firstScoreRow));
                         waitGroups(0);
-                        auto s = accumulatorTiles(sAcc, queryRows);
-                        auto dp = accumulatorTiles(dpAcc, queryRows);
-                        keyMajorGrads(
-                            variant, dims, m0, masked, maskWhen, keyOf,
-                            scaleLog2, s, dp, [&](Value, int64_t offset) {
-                              return sharedRowStatistics(stats, offset);
-                            });
+                        auto s = accumulatorTiles(sAcc, scoreRows);
+                        auto dp = accumulatorTiles(dpAcc, scoreRows);
+                        keyMajorGrads(variant, dims, add(m0, firstScoreRow),
+                                      masked, maskWhen, keyOf, scaleLog2, s, dp,
+                                      [&](Value, int64_t offset) {
+                                        return sharedRowStatistics(stats,
+                                                                   offset);
+                                      });
                         auto pRegs = registerOperand(s);
                         auto dsRegs = registerOperand(dp);
-                        fence();
-                        issueRegisterProduct(pRegs, add(dOTile, partBytes),
-                                             queryRows, dv, partColumns());
-                        issueRegisterProduct(dsRegs, add(qTile, partBytes),
-                                             queryRows, dk, partColumns());
-                        commit();
+                        if (halves) {
+                          accumulateColumnHalves(at, pRegs, dsRegs, count,
+                                                 group, qTile, dOTile, dk, dv);
+                        } else {
+                          fence();
+                          issueRegisterProduct(pRegs, dOTile, queryRows, dv[0]);
+                          issueRegisterProduct(dsRegs, qTile, queryRows, dk[0]);
+                          commit();
+                        }
                         if (dqAccum)
                           accumulateDq(at, dsRegs, count, group, head, m0,
                                        maps[4]);
@@ -168,11 +182,15 @@ public:
                     NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, UnitAttr());
                   });
                 Value one = flt(1.0);
-                Value column0 = mul(part, idx(partColumns()));
-                storeRows(dk, {scale, scale}, args.dk, kvHead, keyOf, dims.sk,
-                          partColumns(), column0);
-                storeRows(dv, {one, one}, args.dv, kvHead, keyOf, dims.sk,
-                          partColumns(), column0);
+                for (auto [piece, dkPiece, dvPiece] :
+                     llvm::zip_equal(pieces, dk, dv)) {
+                  Value column0 =
+                      pieceOf(group, piece.first[0], piece.first[1]);
+                  storeRows(dkPiece, {scale, scale}, args.dk, kvHead, keyOf,
+                            dims.sk, piece.n, column0);
+                  storeRows(dvPiece, {one, one}, args.dv, kvHead, keyOf,
+                            dims.sk, piece.n, column0);
+                }
               });
         });
   }
@@ -249,66 +267,134 @@ public:
   }
 
 private:
-  /// The columns of dK and dV one dK/dV block accumulates: the head dim's
-  /// up to 128; past it a part of 64 columns, a block per part, each
-  /// recomputing S^T and dP^T over the whole head dim (2x the GEMM work at
-  /// D 192, 2.5x at D 256): whole-width dK and dV would take 192 or 256 of
-  /// a consumer's 240 registers, and S^T and dP^T need 64 more. (Parts of
-  /// 128 at D 256 spilled 444 bytes, 123 spill loads and stores in the
-  /// loop.)
-  int64_t partColumns() const { return headDim <= 128 ? headDim : 64; }
-  int64_t parts() const { return headDim / partColumns(); }
+  /// Whether the block's consumers share its 64 keys, each accumulating
+  /// half of dK's and dV's columns (past D 128): whole-width dK and dV of
+  /// 64 keys would take 192 or 256 of a consumer's 240 registers, with S^T
+  /// and dP^T still to hold. Each computes S^T and dP^T for half of the
+  /// tile's query rows, and both put P^T and dS^T in shared memory, from
+  /// which each multiplies them by its columns of dO and Q. (Before, a
+  /// block per part of 64 columns recomputed S^T and dP^T over the whole
+  /// head dim for each part: 2x the GEMM work at D 192, 2.5x at D 256.)
+  bool halvesColumns() const { return !wgmmaDkDvWholeRows(headDim); }
+  /// The query rows of a tile whose S^T and dP^T one consumer takes.
+  int64_t scoreRows() const { return wgmmaDkDvScoreRows(headDim, queryRows); }
+  /// A range of dK's and dV's columns a consumer accumulates in a register
+  /// state of its own: n columns from first[g] in warpgroup g.
+  struct ColumnPiece {
+    int64_t n;
+    std::array<int64_t, 2> first;
+  };
+  /// The ranges that make up each consumer's columns: the head dim, or each
+  /// consumer's half of it as wgmma n can take it from an MN-major tile
+  /// (whole column blocks, or a range inside one: D 192's halves of 96
+  /// start and end mid-block, 64 + 32 and 32 + 64). Both consumers' pieces
+  /// are taken widest first, so that piece i has one width in both and the
+  /// same registers: with a piece's state in other registers in each
+  /// (columns in order), ptxas serialised every wgmma of the D 192 kernel
+  /// (C7511, too few registers for the wgmma pipeline).
+  SmallVector<ColumnPiece, 2> columnPieces() const {
+    if (!halvesColumns())
+      return {{headDim, {0, 0}}};
+    int64_t half = headDim / 2;
+    std::array<SmallVector<std::pair<int64_t, int64_t>, 2>, 2> ranges;
+    for (int64_t g = 0; g < 2; ++g) {
+      for (int64_t column = g * half, end = column + half; column < end;) {
+        int64_t within = column % blockElements();
+        int64_t n = within == 0
+                        ? (end - column) / blockElements() * blockElements()
+                        : 0;
+        if (n == 0)
+          n = std::min(end - column, blockElements() - within);
+        ranges[g].push_back({n, column});
+        column += n;
+      }
+      llvm::sort(ranges[g], [](auto x, auto y) { return x.first > y.first; });
+    }
+    SmallVector<ColumnPiece, 2> pieces;
+    for (auto [zero, one] : llvm::zip_equal(ranges[0], ranges[1])) {
+      assert(zero.first == one.first && "both consumers' pieces alike");
+      pieces.push_back({zero.first, {zero.second, one.second}});
+    }
+    return pieces;
+  }
+  /// `first` in warpgroup 0, `second` in warpgroup 1.
+  Value pieceOf(Value group, int64_t first, int64_t second) {
+    if (first == second)
+      return idx(first);
+    return arith::SelectOp::create(b,
+                                   cmp(arith::CmpIPredicate::eq, group, idx(0)),
+                                   idx(first), idx(second));
+  }
 
   /// The scratch bytes (wgmmaDkDvScratchBytes) hold each consumer's row
   /// statistics (kWgmmaDkDvBuffers buffers of a query tile's base-2 lse
   /// then D: a warpgroup may write tile t + 1's while its slowest warp
   /// still reads tile t's), then the dS^T tiles (keys x query rows,
   /// kWgmmaDkDvBuffers: one warpgroup may write tile t + 1's while the
-  /// other still reads tile t's) and the dQ tile.
+  /// other still reads tile t's) and the dQ tile; where the consumers
+  /// halve the columns, pairs of P^T and dS^T tiles instead (gradTilesAt),
+  /// buffered alike.
+  int64_t statisticsBytes() const {
+    return wgmmaDkDvStatisticsBytes(scoreRows());
+  }
   int64_t dsTileBytes() const { return blockN * queryRows * elementBytes(); }
   Value dsTileAt(const SharedLayout &at, Value count) {
     return add(scratchAt(at),
-               add(idx(wgmmaDkDvStatisticsBytes(queryRows)),
+               add(idx(statisticsBytes()),
                    mul(remi(count, kWgmmaDkDvBuffers), idx(dsTileBytes()))));
   }
+  Value gradTilesAt(const SharedLayout &at, Value count) {
+    return add(scratchAt(at),
+               add(idx(statisticsBytes()), mul(remi(count, kWgmmaDkDvBuffers),
+                                               idx(2 * dsTileBytes()))));
+  }
   Value dqTileAt(const SharedLayout &at) {
-    return add(scratchAt(at), idx(wgmmaDkDvStatisticsBytes(queryRows) +
-                                  kWgmmaDkDvBuffers * dsTileBytes()));
+    return add(scratchAt(at),
+               idx(statisticsBytes() + kWgmmaDkDvBuffers * dsTileBytes()));
   }
 
-  /// Puts the base-2 lse and D of query rows [m0, m0 + queryRows) of
-  /// `head` (rows past Sq read the last row's) into this warpgroup's
+  /// Puts the base-2 lse and D of query rows [first, first + scoreRows())
+  /// of `head` (rows past Sq read the last row's) into this warpgroup's
   /// statistics buffer of the block's tile `count`, one value a thread, and
   /// returns the buffer once the whole warpgroup has written it. Each
   /// thread then reads only the columns it needs, where it needs them,
   /// rather than holding 2 x 16 loaded values across the tile.
   Value shareRowStatistics(const SharedLayout &at, const GradArgs &args,
                            const Dims &dims, Value group, Value count,
-                           Value head, Value m0) {
-    assert(2 * queryRows == 128 && "one statistic per consumer thread");
+                           Value head, Value first) {
+    int64_t rows = scoreRows();
+    assert(2 * rows <= 128 && "one statistic per consumer thread at most");
     Value buffer =
         add(scratchAt(at), mul(add(mul(group, idx(kWgmmaDkDvBuffers)),
                                    remi(count, kWgmmaDkDvBuffers)),
-                               idx(wgmmaDkDvStatisticsBufferBytes(queryRows))));
+                               idx(wgmmaDkDvStatisticsBufferBytes(rows))));
     Value lane = remi(tid, 128);
-    Value row = min(add(m0, remi(lane, queryRows)), sub(dims.sq, idx(1)));
-    auto which = scf::IfOp::create(
-        b, TypeRange{b.getF32Type()},
-        cmp(arith::CmpIPredicate::ult, lane, idx(queryRows)), true);
     {
       OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(which.thenBlock());
-      scf::YieldOp::create(
-          b, toBase2(memref::LoadOp::create(b, args.lse,
-                                            ValueRange{batchIdx, head, row})));
-      b.setInsertionPointToStart(which.elseBlock());
-      scf::YieldOp::create(
-          b, memref::LoadOp::create(b, args.rowDot,
-                                    ValueRange{batchIdx, head, row})
-                 .getResult());
+      if (2 * rows < 128)
+        b.setInsertionPointToStart(
+            scf::IfOp::create(
+                b, cmp(arith::CmpIPredicate::ult, lane, idx(2 * rows)), false)
+                .thenBlock());
+      Value row = min(add(first, remi(lane, rows)), sub(dims.sq, idx(1)));
+      auto which = scf::IfOp::create(
+          b, TypeRange{b.getF32Type()},
+          cmp(arith::CmpIPredicate::ult, lane, idx(rows)), true);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(which.thenBlock());
+        scf::YieldOp::create(
+            b, toBase2(memref::LoadOp::create(
+                   b, args.lse, ValueRange{batchIdx, head, row})));
+        b.setInsertionPointToStart(which.elseBlock());
+        scf::YieldOp::create(
+            b, memref::LoadOp::create(b, args.rowDot,
+                                      ValueRange{batchIdx, head, row})
+                   .getResult());
+      }
+      LLVM::StoreOp::create(b, which.getResult(0),
+                            sharedPointer(add(buffer, mul(lane, idx(4)))));
     }
-    LLVM::StoreOp::create(b, which.getResult(0),
-                          sharedPointer(add(buffer, mul(lane, idx(4)))));
     namedBarrier(add(idx(kGroupBarriers), group), 128);
     return buffer;
   }
@@ -320,7 +406,7 @@ private:
       return LLVM::LoadOp::create(b, b.getF32Type(), sharedPointer(address))
           .getResult();
     };
-    return {load(at), load(add(at, idx(queryRows * 4)))};
+    return {load(at), load(add(at, idx(scoreRows() * 4)))};
   }
 
   /// The columns of dQ's head dim each consumer warpgroup multiplies by:
@@ -359,6 +445,65 @@ private:
                                    NVVM::SharedSpace::shared_cta));
   }
 
+  /// Stores a warpgroup's wgmma A operand (registerOperand: per 16-wide k
+  /// step, this lane's rows 16 `rowWarp` + g and + 8) into the key-major
+  /// tile at `buffer`, whose rows are 64 16-bit elements in one 128-byte
+  /// swizzle segment, from 16-byte chunk `firstChunk` of each row on.
+  void storeKeyMajor(Value buffer, Value rowWarp, Value firstChunk,
+                     ArrayRef<SmallVector<Value, 4>> regs) {
+    Value row = opaque(add(mul(rowWarp, idx(16)), quadRank));
+    for (auto [kk, kRegs] : llvm::enumerate(regs))
+      for (int64_t i = 0; i < 4; ++i) {
+        Value r = add(row, idx(8 * (i % 2)));
+        Value chunk = add(firstChunk, idx(2 * kk + i / 2));
+        Value address =
+            add(buffer, add(swizzledAt(r, chunk, 128), mul(quadTid, idx(4))));
+        LLVM::StoreOp::create(b, kRegs[i], sharedPointer(address));
+      }
+  }
+
+  /// dV += P^T dO and dK += dS^T Q over this warpgroup's half of the
+  /// columns (its `dk` and `dv` pieces, columnPieces), for the tile whose
+  /// P^T and dS^T it holds for half of the query rows in `pRegs` and
+  /// `dsRegs`: both warpgroups put theirs in the tile's shared pair, then
+  /// each multiplies the whole of them, A from shared memory, by its
+  /// columns of dO and Q. Issues and commits the products; the caller
+  /// waits.
+  void accumulateColumnHalves(const SharedLayout &at,
+                              ArrayRef<SmallVector<Value, 4>> pRegs,
+                              ArrayRef<SmallVector<Value, 4>> dsRegs,
+                              Value count, Value group, Value qTile,
+                              Value dOTile, ArrayRef<Value> dk,
+                              ArrayRef<Value> dv) {
+    assert(queryRows == 64 && "a P^T row is one 128-byte segment");
+    Value pTile = gradTilesAt(at, count);
+    Value dsTile = add(pTile, idx(dsTileBytes()));
+    // This warpgroup's query rows are 16-byte chunks 4 group.. of a row.
+    Value firstChunk = mul(group, idx(queryRows / 2 * elementBytes() / 16));
+    Value keyWarp = remi(warp, 4);
+    storeKeyMajor(pTile, keyWarp, firstChunk, pRegs);
+    storeKeyMajor(dsTile, keyWarp, firstChunk, dsRegs);
+    fenceSharedForAsync();
+    namedBarrier(kDsBarrier, 128 * groups());
+    pTile = opaque(pTile);
+    dsTile = opaque(dsTile);
+    fence();
+    // The byte offset of column `column` in a tile of queryRows rows.
+    auto columnBytes = [&](int64_t column) {
+      return column / blockElements() * queryRows * segmentBytes +
+             column % blockElements() * elementBytes();
+    };
+    for (auto [tile, operand, out] :
+         {std::tuple{pTile, dOTile, dv}, std::tuple{dsTile, qTile, dk}})
+      for (auto [piece, state] : llvm::zip_equal(columnPieces(), out)) {
+        Value first =
+            opaque(add(operand, pieceOf(group, columnBytes(piece.first[0]),
+                                        columnBytes(piece.first[1]))));
+        issueKeyMajorProduct(tile, queryRows, first, piece.n, state);
+      }
+    commit();
+  }
+
   /// dQ[m0 .., :] += dS K for the tile whose dS^T this warpgroup holds in
   /// `dsRegs` (registerOperand, its 64 keys by the tile's query rows):
   /// both warpgroups put theirs in the tile's shared dS^T buffer, then
@@ -370,16 +515,7 @@ private:
                     Value group, Value head, Value m0, Value dqMap) {
     assert(queryRows == 64 && "a dS^T row is one 128-byte segment");
     Value buffer = dsTileAt(at, count);
-    // Key row r of the block, 16-byte chunk c of its 128 bytes; this
-    // lane's rows are 16 warp + g (+ 8).
-    Value row = opaque(add(mul(warp, idx(16)), quadRank));
-    for (auto [kk, regs] : llvm::enumerate(dsRegs))
-      for (int64_t i = 0; i < 4; ++i) {
-        Value r = add(row, idx(8 * (i % 2)));
-        Value address = add(buffer, add(swizzledAt(r, idx(2 * kk + i / 2), 128),
-                                        mul(quadTid, idx(4))));
-        LLVM::StoreOp::create(b, regs[i], sharedPointer(address));
-      }
+    storeKeyMajor(buffer, warp, idx(0), dsRegs);
     fenceSharedForAsync();
     // The shared dQ tile is free once the last tile's reductions read it;
     // the barrier tells the warpgroup.

@@ -62,19 +62,23 @@ Value WgmmaEmitter::opaque(Value value) {
 
 Value WgmmaEmitter::issueSharedProduct(
     int64_t kSteps, int64_t n, NVVM::MMALayout layoutA, NVVM::MMALayout layoutB,
-    llvm::function_ref<std::pair<Value, Value>(int64_t)> descriptors) {
+    llvm::function_ref<std::pair<Value, Value>(int64_t)> descriptors,
+    Value acc) {
   MLIRContext *ctx = b.getContext();
   auto accType = LLVM::LLVMStructType::getLiteral(
       ctx, SmallVector<Type>(n / 2, b.getF32Type()));
-  Value acc = LLVM::PoisonOp::create(b, accType);
+  bool overwrite = !acc;
+  if (overwrite)
+    acc = LLVM::PoisonOp::create(b, accType);
   for (int64_t kk = 0; kk < kSteps; ++kk) {
     auto [aDesc, bDesc] = descriptors(kk);
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, accType, acc, aDesc, bDesc,
         NVVM::MMAShapeAttr::get(ctx, kGroupRows, n, 16), wgmmaType(),
         wgmmaType(), NVVM::WGMMATypes::f32,
-        // The first k step overwrites the accumulator.
-        kk == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+        // The first k step overwrites the accumulator unless given one.
+        kk == 0 && overwrite ? NVVM::WGMMAScaleOut::zero
+                             : NVVM::WGMMAScaleOut::one,
         NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, layoutA, layoutB,
         /*satfinite=*/nullptr);
   }
@@ -192,6 +196,29 @@ Value WgmmaEmitter::issueTransposedProduct(Value a, int64_t kRows, Value bTile,
         return std::pair{descriptorAt(aBase, kk * 16 * aRowBytes),
                          descriptorAt(bBase, bStart + kk * 16 * segmentBytes)};
       });
+}
+
+void WgmmaEmitter::issueKeyMajorProduct(Value a, int64_t kRows, Value b0,
+                                        int64_t n, Value out) {
+  // A's rows are one 128-byte segment: a k step moves 16 elements along it.
+  constexpr int64_t aRowBytes = 128, aSwizzle128 = 1;
+  auto accType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(n / 2, b.getF32Type()));
+  Value acc = LLVM::PoisonOp::create(b, accType);
+  for (int64_t i = 0; i < n / 2; ++i)
+    acc = LLVM::InsertValueOp::create(b, acc, loadState(out, i), i);
+  // A K-major (row), B transposed (row).
+  acc = issueSharedProduct(
+      kRows / 16, n, NVVM::MMALayout::row, NVVM::MMALayout::row,
+      [&, aBase = descriptor(a, 16, 8 * aRowBytes, aSwizzle128),
+       bBase =
+           descriptor(b0, kRows * segmentBytes, 8 * segmentBytes)](int64_t kk) {
+        return std::pair{descriptorAt(aBase, kk * 16 * elementBytes()),
+                         descriptorAt(bBase, kk * 16 * segmentBytes)};
+      },
+      acc);
+  for (int64_t i = 0; i < n / 2; ++i)
+    storeState(LLVM::ExtractValueOp::create(b, acc, i), out, i);
 }
 
 //===----------------------------------------------------------------------===//

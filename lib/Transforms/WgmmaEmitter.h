@@ -161,11 +161,12 @@ protected:
   /// Issues `kSteps` wgmma m64n`n`k16 without fence or commit, both operands
   /// in shared memory read as `layoutA` and `layoutB`, step kk's
   /// descriptors from `descriptors(kk)`; the first step overwrites the
-  /// accumulator, which it returns.
+  /// accumulator, which it returns, unless `acc` gives one to add to.
   Value issueSharedProduct(
       int64_t kSteps, int64_t n, NVVM::MMALayout layoutA,
       NVVM::MMALayout layoutB,
-      llvm::function_ref<std::pair<Value, Value>(int64_t)> descriptors);
+      llvm::function_ref<std::pair<Value, Value>(int64_t)> descriptors,
+      Value acc = Value());
   /// Issues A B^T (m64 n`n` over k = headDim) without fence or commit: A
   /// the 64 rows at shared byte `a` of a tile of `aRows` rows, B the `n`
   /// rows at `bTile` of a tile of `bRows` rows, both K-major (rows along
@@ -197,6 +198,15 @@ protected:
   /// once its group is waited for.
   Value issueTransposedProduct(Value a, int64_t kRows, Value bTile,
                                int64_t bRows, int64_t column, int64_t n);
+  /// Issues out += A B without fence or commit: A the tile at `a` of 64
+  /// rows of `kRows` 16-bit elements in one 128-byte swizzle segment each,
+  /// read K-major; B the n columns from shared byte `b0` on of a
+  /// headDim-wide tile of `kRows` rows (whole column blocks or a range
+  /// inside one, as issueTransposedProduct's), read MN-major through the
+  /// transpose bit. `out` is register state of n / 2 values, which hold the
+  /// product once the group is waited for.
+  void issueKeyMajorProduct(Value a, int64_t kRows, Value b0, int64_t n,
+                            Value out);
   //===--------------------------------------------------------------------===//
   // Tensor maps.
   //===--------------------------------------------------------------------===//

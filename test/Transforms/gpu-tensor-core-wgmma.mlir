@@ -238,12 +238,23 @@
 // CHECK: nvvm.mbarrier.arrive
 // CHECK: module(@gqa_backward_wgmma_dk_dv_d128)
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
-// D 192 and 256 accumulate dK and dV in parts of 64 columns, a block
-// each, and keep the dQ kernel whatever dq-atomics says.
+// Past D 128 the two consumers share a block's 64 keys: each takes S^T
+// and dP^T for half of the tile's query rows (n 32, over the whole head
+// dim), both put P^T and dS^T in shared memory, and each multiplies them,
+// A from shared memory, by its half of dO's and Q's columns (n 128 at D
+// 256). Two Q/dO stages fit beside them. These keep the dQ kernel
+// whatever dq-atomics says.
 // CHECK-NOT: module(@gqa_backward_wgmma_dq_d{{(32|64|80|96|128)[)]}}
-// CHECK: module(@gqa_backward_wgmma_dk_dv_d256)
+// CHECK: dynamic_shared_memory_size %c231512_i32 module(@gqa_backward_wgmma_dk_dv_d256)
 // CHECK-NOT: nvvm.cp.async.bulk.tensor.reduce
-// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// CHECK-COUNT-16: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>, {{.*}} A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-COUNT-16: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>, {{.*}} A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
+// CHECK: nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c256_i32
+// CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, {{.*}} A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, {{.*}} A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
 // CHECK-NOT: nvvm.cp.async.bulk.tensor.reduce
 // CHECK: module(@gqa_backward_wgmma_dq_d192)
 // CHECK: module(@gqa_backward_wgmma_dq_d256)

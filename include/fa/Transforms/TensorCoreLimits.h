@@ -130,8 +130,9 @@ inline constexpr int64_t kWgmmaTwoQCopiesMaxHeadDim = 64;
 
 /// Head dims with a wgmma backward (sm_90a). The dK/dV kernel keeps dK and
 /// dV (D / 2 registers a thread each) in registers across its query tiles,
-/// which leaves room for S^T and dP^T up to D 128; past it each block
-/// accumulates a part of dK's and dV's columns (WgmmaBackward.cpp).
+/// which leaves room for S^T and dP^T up to D 128; past it the block's two
+/// consumers share 64 keys and each accumulates half of dK's and dV's
+/// columns (WgmmaBackward.cpp).
 inline constexpr int64_t kWgmmaBackwardHeadDims[] = {32,  64,  80, 96,
                                                      128, 192, 256};
 /// Whether the wgmma dK/dV kernel's blocks hold whole rows of dK, dV and
@@ -143,31 +144,46 @@ inline constexpr bool wgmmaDkDvWholeRows(int64_t headDim) {
 /// rows, each) and the dK/dV kernel's query rows per streamed Q/dO tile.
 inline constexpr int64_t kWgmmaBackwardGroups = 2;
 inline constexpr int64_t kWgmmaDkDvQueryRows = 64;
+/// The wgmma dK/dV kernel's keys per block: 64 per consumer where its
+/// blocks hold whole rows, else the 64 both consumers share.
+inline constexpr int64_t wgmmaDkDvBlockN(int64_t headDim) {
+  return wgmmaDkDvWholeRows(headDim) ? 64 * kWgmmaBackwardGroups : 64;
+}
 /// The wgmma dK/dV kernel double-buffers what its consumers write to
 /// shared memory per query tile (row statistics, dS^T), so that tile t + 1's
 /// may be written while tile t's is still read.
 inline constexpr int64_t kWgmmaDkDvBuffers = 2;
+/// The query rows of a tile whose S^T and dP^T (and so whose row
+/// statistics) one consumer of the wgmma dK/dV kernel takes: all of them
+/// where its blocks hold whole rows, else half (the consumers share the
+/// block's keys).
+inline constexpr int64_t wgmmaDkDvScoreRows(int64_t headDim,
+                                            int64_t queryRows) {
+  return wgmmaDkDvWholeRows(headDim) ? queryRows : queryRows / 2;
+}
 /// Shared bytes of one buffer of the wgmma dK/dV kernel's row statistics:
-/// a query tile's base-2 lse and D (f32 each).
-inline constexpr int64_t wgmmaDkDvStatisticsBufferBytes(int64_t queryRows) {
-  return 2 * queryRows * 4;
+/// the base-2 lse and D (f32 each) of a consumer's `scoreRows`.
+inline constexpr int64_t wgmmaDkDvStatisticsBufferBytes(int64_t scoreRows) {
+  return 2 * scoreRows * 4;
 }
 /// All of them: kWgmmaDkDvBuffers buffers per consumer warpgroup.
-inline constexpr int64_t wgmmaDkDvStatisticsBytes(int64_t queryRows) {
+inline constexpr int64_t wgmmaDkDvStatisticsBytes(int64_t scoreRows) {
   return kWgmmaBackwardGroups * kWgmmaDkDvBuffers *
-         wgmmaDkDvStatisticsBufferBytes(queryRows);
+         wgmmaDkDvStatisticsBufferBytes(scoreRows);
 }
 /// Shared bytes the wgmma dK/dV kernel keeps beside its tiles: the row
-/// statistics, and when it computes dQ too kWgmmaDkDvBuffers dS^T tiles of
-/// `blockN` keys by `queryRows` rows and the f32 dQ tile of `queryRows` x
+/// statistics; where its blocks do not hold whole rows, kWgmmaDkDvBuffers
+/// pairs of P^T and dS^T tiles of `blockN` keys by `queryRows` rows, which
+/// both consumers write and read; and when it computes dQ too
+/// kWgmmaDkDvBuffers dS^T tiles and the f32 dQ tile of `queryRows` x
 /// `headDim` that TMA adds into the accumulator.
 inline constexpr int64_t
 wgmmaDkDvScratchBytes(int64_t blockN, int64_t queryRows, int64_t headDim,
                       int64_t elementBytes, bool withDq) {
-  return wgmmaDkDvStatisticsBytes(queryRows) +
-         (withDq ? kWgmmaDkDvBuffers * blockN * queryRows * elementBytes +
-                       queryRows * headDim * 4
-                 : 0);
+  int64_t tileBytes = blockN * queryRows * elementBytes;
+  return wgmmaDkDvStatisticsBytes(wgmmaDkDvScoreRows(headDim, queryRows)) +
+         (wgmmaDkDvWholeRows(headDim) ? 0 : kWgmmaDkDvBuffers * 2 * tileBytes) +
+         (withDq ? kWgmmaDkDvBuffers * tileBytes + queryRows * headDim * 4 : 0);
 }
 /// The wgmma dQ kernel's keys per streamed K/V tile: S and dP (blockN / 2
 /// registers each) beside dQ's D / 2.
