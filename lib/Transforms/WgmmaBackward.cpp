@@ -32,9 +32,11 @@
 // accumulator. 3% faster than the dQ kernel at D 128, 8% slower at D 64
 // (bench/NOTES.md): the tuner picks.
 //
-// Past D 128 a dK/dV block accumulates a part of dK's and dV's columns
-// (partColumns) and recomputes S^T and dP^T over the whole head dim; dQ
-// stays in its own kernel there.
+// Past D 128 the dK/dV block's two consumers share its 64 keys
+// (halvesColumns): each takes S^T and dP^T for half of the query tile's
+// rows, both put P^T and dS^T in shared memory, and each multiplies them
+// by its half of dO's and Q's columns (accumulateColumnHalves). dQ stays
+// in its own kernel there.
 //
 // Each consumer reads its tile's lse and D from a shared buffer its
 // threads fill (one load each), and takes the fixed tiles' addresses
