@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
-# The thirtieth session's first call (H200): the wgmma dK/dV kernel past
-# D 128 with the two consumers sharing 64 keys and halving dK's and dV's
-# columns (P^T and dS^T through shared memory), against the build before
-# it (parts of 64 columns, S^T and dP^T recomputed per part).
+# The thirtieth session's first two calls (H200): the wgmma dK/dV kernel
+# past D 128 with the two consumers sharing 64 keys and halving dK's and
+# dV's columns (P^T and dS^T through shared memory), against the build
+# before it (parts of 64 columns, S^T and dP^T recomputed per part).
 # 1. checks against float64, forward and backward, every masked spec at
 #    D 192 and 256 on odd shapes, bf16 and f16;
-# 2. memcheck and racecheck of causal D 192 and 256 backward;
-# 3. A/B of the backward (ab.sh), FA_AUTOTUNE=0: the bundle (new) against
-#    the overlay $AB_OVERLAY_A (old) over it.
-# Run from the device tool with carry ["bundle"]; bundle/old-overlay.tar.xz
-# is the old build's bin/fa-run and lib/libFARuntime.so.22.1.
-S=$OUT/summary.txt; : > $S; W=/tmp/halves; rm -rf $W; mkdir -p $W
-FA_GPU_STAGES=none scripts/gpu-run.sh /tmp/g0 > /dev/null 2>&1
-FA=/tmp/fa-bundle R=$FA/bin/fa-run
-export LD_LIBRARY_PATH=$FA/lib
-source /dev/stdin <<<"$(sed -n '/^check_jobs() {/,/^}/p' scripts/gpu-run.sh)"
+# 2. memcheck and racecheck of the backward of each of $SAN_SPECS (default
+#    causal) at D 192 and 256;
+# 3. A/B of the backward (bench/twenty-third/ab.sh), FA_AUTOTUNE=0: the
+#    bundle (new) against the overlay bundle/old-overlay.tar.xz (old, its
+#    bin/fa-run and lib/libFARuntime.so.22.1) over it, on $AB_CASES.
+# The first call ran it as it is; the second (halves2.sh) with the pieces
+# taken widest first, other cases and gqa_causal sanitized too.
+# Run from the device tool with carry ["bundle"].
+source bench/lib/device.sh
+device_setup $OUT/summary.txt
 checks() {
   for d in 192 256; do
     for dt in bf16 f16; do
@@ -26,21 +26,15 @@ checks() {
     echo "kernels_spec/streaming.mlir|1,8,8,2100,2100,$d|--backward --dtype bf16"
   done
 }
-FA_CACHE_DIR=/tmp/c-check FA_CHECK_PREFIX="timeout 150" FA_CHECK_JOBS=8 \
-  check_jobs $W/checks.log < <(checks) > /dev/null 2>&1
-echo "checks: $(grep -c '^== ' $W/checks.log) runs, $(grep -c FAILED $W/checks.log) failed (${SECONDS}s)" >> $S
-grep -E "FAILED|rror" $W/checks.log | head -20 >> $S
-gzip -c $W/checks.log > $OUT/checks.log.gz
+device_checks /tmp/checks.log < <(checks)
 for d in 192 256; do
-  for tool in memcheck racecheck; do
-    FA_CACHE_DIR=/tmp/c-check FA_AUTOTUNE=0 timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 \
-      $R kernels_spec/causal.mlir --target gpu --dtype bf16 --check --backward --shape 1,2,1,197,300,$d > $W/san-$tool-$d.log 2>&1
-    echo "D $d $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $W/san-$tool-$d.log | tr '\n' ' ')" >> $S
+  for spec in ${SAN_SPECS:-causal}; do
+    device_sanitize $spec 1,2,1,197,300,$d --backward
   done
 done
-echo "before A/B: ${SECONDS}s" >> $S
-AB_OVERLAY_A=bundle/old-overlay.tar.xz timeout $((560 - SECONDS)) bash bench/twenty-third/ab.sh 2 - \
-  "causal|2,16,16,8192,8192,256 causal|2,16,16,8192,8192,192 mha|4,16,16,4096,4096,256 gqa_causal|2,32,8,8192,8192,256 causal|2,16,16,8192,8192,128" \
-  > $W/ab.log 2>&1
-cat $W/ab.log >> $S
-cat $S
+echo "before A/B: ${SECONDS}s" >> $OUT/summary.txt
+AB_OVERLAY_A=bundle/old-overlay.tar.xz timeout $((${AB_END:-560} - SECONDS)) bash bench/twenty-third/ab.sh 2 - \
+  "${AB_CASES:-causal|2,16,16,8192,8192,256 causal|2,16,16,8192,8192,192 mha|4,16,16,4096,4096,256 gqa_causal|2,32,8,8192,8192,256 causal|2,16,16,8192,8192,128}" \
+  >> $OUT/summary.txt 2>&1
+echo "end: ${SECONDS}s" >> $OUT/summary.txt
+cat $OUT/summary.txt

@@ -490,17 +490,12 @@ private:
     pTile = opaque(pTile);
     dsTile = opaque(dsTile);
     fence();
-    // The byte offset of column `column` in a tile of queryRows rows.
-    auto columnBytes = [&](int64_t column) {
-      return column / blockElements() * queryRows * segmentBytes +
-             column % blockElements() * elementBytes();
-    };
     for (auto [tile, operand, out] :
          {std::tuple{pTile, dOTile, dv}, std::tuple{dsTile, qTile, dk}})
       for (auto [piece, state] : llvm::zip_equal(columnPieces(), out)) {
-        Value first =
-            opaque(add(operand, pieceOf(group, columnBytes(piece.first[0]),
-                                        columnBytes(piece.first[1]))));
+        Value first = opaque(
+            add(operand, pieceOf(group, columnBytes(piece.first[0], queryRows),
+                                 columnBytes(piece.first[1], queryRows))));
         issueKeyMajorProduct(tile, queryRows, first, piece.n, state);
       }
     commit();

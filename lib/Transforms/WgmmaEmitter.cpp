@@ -92,11 +92,8 @@ Value WgmmaEmitter::issueRowProduct(Value a, int64_t aRows, Value bTile,
       headDim / 16, n, NVVM::MMALayout::row, NVVM::MMALayout::col,
       [&, aBase = descriptor(a, 16, 8 * segmentBytes),
        bBase = descriptor(bTile, 16, 8 * segmentBytes)](int64_t kk) {
-        int64_t column = (kk * 16) / blockElements();
-        int64_t within = (kk * 16) % blockElements() * elementBytes();
-        return std::pair{
-            descriptorAt(aBase, column * aRows * segmentBytes + within),
-            descriptorAt(bBase, column * bRows * segmentBytes + within)};
+        return std::pair{descriptorAt(aBase, columnBytes(kk * 16, aRows)),
+                         descriptorAt(bBase, columnBytes(kk * 16, bRows))};
       });
 }
 
@@ -165,19 +162,14 @@ static Value mmaRegisterA(ImplicitLocOpBuilder &b, Type element,
 void WgmmaEmitter::issueRegisterProduct(ArrayRef<SmallVector<Value, 4>> aRegs,
                                         Value bTile, int64_t bRows, Value out,
                                         std::optional<int64_t> columns) {
-  int64_t width = columns.value_or(headDim), n = width / 2;
-  auto accType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(n, b.getF32Type()));
-  Value acc = LLVM::PoisonOp::create(b, accType);
-  for (int64_t i = 0; i < n; ++i)
-    acc = LLVM::InsertValueOp::create(b, acc, loadState(out, i), i);
+  int64_t width = columns.value_or(headDim);
+  Value acc = loadAccumulator(out, width);
   Value bBase = descriptor(bTile, bRows * segmentBytes, 8 * segmentBytes);
   for (auto [kk, a] : llvm::enumerate(aRegs))
     acc = mmaRegisterA(b, element, width, acc, a,
                        descriptorAt(bBase, kk * 16 * segmentBytes),
                        i32(1)); // scale-d: accumulate
-  for (int64_t i = 0; i < n; ++i)
-    storeState(LLVM::ExtractValueOp::create(b, acc, i), out, i);
+  storeAccumulator(acc, out);
 }
 
 Value WgmmaEmitter::issueTransposedProduct(Value a, int64_t kRows, Value bTile,
@@ -185,8 +177,7 @@ Value WgmmaEmitter::issueTransposedProduct(Value a, int64_t kRows, Value bTile,
                                            int64_t n) {
   // A's 64 columns are one 128-byte segment: only its 8-row groups step.
   constexpr int64_t aRowBytes = 128, aSwizzle128 = 1;
-  int64_t bStart = column / blockElements() * bRows * segmentBytes +
-                   column % blockElements() * elementBytes();
+  int64_t bStart = columnBytes(column, bRows);
   // Both MN-major: A transposed (col), B transposed (row).
   return issueSharedProduct(
       kRows / 16, n, NVVM::MMALayout::col, NVVM::MMALayout::row,
@@ -202,11 +193,7 @@ void WgmmaEmitter::issueKeyMajorProduct(Value a, int64_t kRows, Value b0,
                                         int64_t n, Value out) {
   // A's rows are one 128-byte segment: a k step moves 16 elements along it.
   constexpr int64_t aRowBytes = 128, aSwizzle128 = 1;
-  auto accType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(n / 2, b.getF32Type()));
-  Value acc = LLVM::PoisonOp::create(b, accType);
-  for (int64_t i = 0; i < n / 2; ++i)
-    acc = LLVM::InsertValueOp::create(b, acc, loadState(out, i), i);
+  Value acc = loadAccumulator(out, n);
   // A K-major (row), B transposed (row).
   acc = issueSharedProduct(
       kRows / 16, n, NVVM::MMALayout::row, NVVM::MMALayout::row,
@@ -217,8 +204,22 @@ void WgmmaEmitter::issueKeyMajorProduct(Value a, int64_t kRows, Value b0,
                          descriptorAt(bBase, kk * 16 * segmentBytes)};
       },
       acc);
+  storeAccumulator(acc, out);
+}
+
+Value WgmmaEmitter::loadAccumulator(Value state, int64_t n) {
+  auto accType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(n / 2, b.getF32Type()));
+  Value acc = LLVM::PoisonOp::create(b, accType);
   for (int64_t i = 0; i < n / 2; ++i)
-    storeState(LLVM::ExtractValueOp::create(b, acc, i), out, i);
+    acc = LLVM::InsertValueOp::create(b, acc, loadState(state, i), i);
+  return acc;
+}
+
+void WgmmaEmitter::storeAccumulator(Value acc, Value state) {
+  int64_t values = cast<LLVM::LLVMStructType>(acc.getType()).getBody().size();
+  for (int64_t i = 0; i < values; ++i)
+    storeState(LLVM::ExtractValueOp::create(b, acc, i), state, i);
 }
 
 //===----------------------------------------------------------------------===//

@@ -83,6 +83,12 @@ protected:
   int64_t columnBlocks() const { return headDim / blockElements(); }
   /// Consumer warpgroups.
   int64_t groups() const { return warps / 4 - 1; }
+  /// The byte offset of column `column` in a headDim-wide shared tile of
+  /// `rows` rows: its column block's, then the column's within the block.
+  int64_t columnBytes(int64_t column, int64_t rows) const {
+    return column / blockElements() * rows * segmentBytes +
+           column % blockElements() * elementBytes();
+  }
   int64_t tileBytes(int64_t rows) const {
     return rows * headDim * elementBytes();
   }
@@ -207,6 +213,10 @@ protected:
   /// product once the group is waited for.
   void issueKeyMajorProduct(Value a, int64_t kRows, Value b0, int64_t n,
                             Value out);
+  /// Register state of n / 2 values (n accumulator columns) as a wgmma
+  /// accumulator, and an accumulator back into its state.
+  Value loadAccumulator(Value state, int64_t n);
+  void storeAccumulator(Value acc, Value state);
   //===--------------------------------------------------------------------===//
   // Tensor maps.
   //===--------------------------------------------------------------------===//

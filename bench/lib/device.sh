@@ -1,0 +1,54 @@
+# The steps the per-session device scripts (bench/<session>/*.sh) share.
+# Source it from the repository root on the GPU machine, in a device-tool
+# call with carry ["bundle"]; $OUT is the folder whose files come back.
+#
+#   device_setup SUMMARY     unpacks the bundle to /tmp/fa-bundle (FA, R =
+#                            fa-run, LD_LIBRARY_PATH), defines gpu-run.sh's
+#                            check_jobs, and empties SUMMARY
+#   device_checks LOG        runs check_jobs over the "spec|shapes|flags"
+#                            lines on stdin (8 at once, 150 s each), adds
+#                            its counts and failures to SUMMARY, and gzips
+#                            LOG into $OUT
+#   device_sanitize SPEC SHAPE [FLAGS...]
+#                            memcheck and racecheck of one fa-run --check,
+#                            a line each in SUMMARY
+#   device_bench_rows CSV    prints bench_gpu.py's rows: impl, variant, d,
+#                            s, forward and backward TFLOP/s, status
+
+device_setup() {
+  DEVICE_SUMMARY=$1
+  : > "$DEVICE_SUMMARY"
+  FA_GPU_STAGES=none scripts/gpu-run.sh /tmp/g0 > /dev/null 2>&1
+  FA=/tmp/fa-bundle R=/tmp/fa-bundle/bin/fa-run
+  export LD_LIBRARY_PATH=$FA/lib
+  source /dev/stdin <<<"$(sed -n '/^check_jobs() {/,/^}/p' scripts/gpu-run.sh)"
+}
+
+device_checks() {
+  local log=$1
+  FA_CACHE_DIR=/tmp/c-check FA_CHECK_PREFIX="timeout 150" FA_CHECK_JOBS=8 \
+    check_jobs "$log" > /dev/null 2>&1
+  echo "checks: $(grep -c '^== ' "$log") runs, $(grep -c FAILED "$log") failed (${SECONDS}s)" >> "$DEVICE_SUMMARY"
+  grep -E "FAILED|rror" "$log" | head -20 >> "$DEVICE_SUMMARY"
+  gzip -c "$log" > "$OUT/$(basename "$log").gz"
+}
+
+device_sanitize() {
+  local spec=$1 shape=$2 tool log
+  shift 2
+  for tool in memcheck racecheck; do
+    log=/tmp/san-$tool-$spec-${shape//,/x}.log
+    FA_CACHE_DIR=/tmp/c-check FA_AUTOTUNE=0 timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 \
+      "$R" "kernels_spec/$spec.mlir" --target gpu --dtype bf16 --check "$@" --shape "$shape" > "$log" 2>&1
+    echo "$spec $shape $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tr '\n' ' ')" >> "$DEVICE_SUMMARY"
+  done
+}
+
+device_bench_rows() {
+  python3 - "$1" <<'PY'
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    print(r['impl'].ljust(12), r['variant'].ljust(7), r['d'], r['s'],
+          r['fwd_tflops'], r['bwd_tflops'], r['status'])
+PY
+}
