@@ -10,8 +10,12 @@ what its hot loop issues.
                  often as the most executed one (the main loop), per
                  iteration of that loop by one warp (an iteration: the
                  count most of those instructions share)
+  runs           (--runs N) stretches of consecutive instructions that
+                 executed equally often, with their samples, where those
+                 reach N: code that runs once per work item (prologue,
+                 epilogue) against the per-tile loops
 
-Usage: sass_profile.py F.csv [--top 40]
+Usage: sass_profile.py F.csv [--top 40] [--runs N]
 """
 import argparse
 import collections
@@ -22,6 +26,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("csv")
     parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--runs", type=int, default=0)
     args = parser.parse_args()
     with open(args.csv) as f:
         rows = list(csv.reader(f))
@@ -61,6 +66,19 @@ def main():
     print(f"loop mix: {sum(mix.values()):.0f} instructions per warp and "
           "iteration:", ", ".join(f"{op} {n:.0f}"
                                   for op, n in mix.most_common(30)))
+
+    if args.runs:
+        print("runs (first-last instruction, executions each, samples):")
+        start = 0
+        for i in range(1, len(data) + 1):
+            if i < len(data) and (number(data[i], executed) ==
+                                  number(data[start], executed)):
+                continue
+            n = sum(number(r, samples) for r in data[start:i])
+            if n >= args.runs:
+                print(f"  {start:5d}-{i - 1:5d} {number(data[start], executed):10d}"
+                      f" {n:7d} {100 * n / total:5.1f}%")
+            start = i
 
 
 if __name__ == "__main__":

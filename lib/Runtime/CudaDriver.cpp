@@ -431,8 +431,11 @@ extern "C" int32_t faTensorMapEncode(void *map, uint64_t address,
                                      int64_t rows, int64_t heads,
                                      int64_t batch, int64_t rowStride,
                                      int64_t headStride, int64_t batchStride) {
-  static const char *const names[] = {"q", "k", "v", "do", "dq accumulator"};
-  const char *name = operand >= 0 && operand < 5 ? names[operand] : "operand";
+  static const char *const names[] = {"q", "k", "v", "do", "dq accumulator",
+                                      "o"};
+  const char *name = operand >= 0 && operand < int64_t(std::size(names))
+                         ? names[operand]
+                         : "operand";
   Driver &d = driver();
   if (!d.cuTensorMapEncodeTiled) {
     if (pendingError().empty())

@@ -984,13 +984,17 @@ protected:
                    dt * 4 + e);
   }
 
-  /// The forward's epilogue for rows `rowOf` of `head`.
-  void storeForward(const State &state, const ForwardArgs &args,
-                    const Dims &dims, ArrayRef<Value> headOf,
-                    ArrayRef<Value> rowOf) {
+  /// The forward's epilogue for rows `rowOf` of `head`: O's rows go out
+  /// through `storeOut` (given 1 / l per row) where set, else by
+  /// storeRows.
+  void storeForward(
+      const State &state, const ForwardArgs &args, const Dims &dims,
+      ArrayRef<Value> headOf, ArrayRef<Value> rowOf,
+      llvm::function_ref<void(std::array<Value, 2>)> storeOut = nullptr) {
     // o = acc / l, lse = (m + log2 l) ln 2; empty rows: o = 0, lse = -inf;
     // a NaN l is not empty (the unordered compare): o and lse are NaN.
-    Value l[2], positive[2], inv[2];
+    Value l[2], positive[2];
+    std::array<Value, 2> inv;
     for (int64_t r = 0; r < 2; ++r) {
       l[r] = quadReduce(loadState(state.stats, 2 + r),
                         [&](Value x, Value y) { return fadd(x, y); });
@@ -999,7 +1003,10 @@ protected:
       inv[r] = select(positive[r], arith::DivFOp::create(b, flt(1.0), l[r]),
                       flt(0.0));
     }
-    storeRows(state.out, inv, args.o, headOf, rowOf, dims.sq);
+    if (storeOut)
+      storeOut(inv);
+    else
+      storeRows(state.out, inv, args.o, headOf, rowOf, dims.sq);
     for (int64_t r = 0; r < 2; ++r) {
       Value writes = arith::AndIOp::create(
           b, cmp(arith::CmpIPredicate::slt, rowOf[r], dims.sq),

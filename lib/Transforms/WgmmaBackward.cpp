@@ -429,24 +429,6 @@ private:
     llvm_unreachable("wgmma head dims are multiples of 16");
   }
 
-  /// Runs `body` on the first thread of this consumer warpgroup.
-  void onGroupLeader(llvm::function_ref<void()> body) {
-    auto leader = scf::IfOp::create(
-        b, cmp(arith::CmpIPredicate::eq, remi(tid, 128), idx(0)), false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(leader.thenBlock());
-    body();
-  }
-  /// Orders this thread's generic-proxy shared writes before the async
-  /// proxy's reads (wgmma operands, TMA sources).
-  void fenceSharedForAsync() {
-    NVVM::FenceProxyOp::create(
-        b,
-        NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-        NVVM::SharedSpaceAttr::get(b.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
-  }
-
   /// Stores a warpgroup's wgmma A operand (registerOperand: per 16-wide k
   /// step, this lane's rows 16 `rowWarp` + g and + 8) into the key-major
   /// tile at `buffer`, whose rows are 64 16-bit elements in one 128-byte

@@ -427,6 +427,24 @@ void WgmmaEmitter::electedThread(llvm::function_ref<void()> body) {
   body();
 }
 
+void WgmmaEmitter::onGroupLeader(llvm::function_ref<void()> body,
+                                 bool testInPlace) {
+  Value thread = testInPlace ? opaque(tid) : tid;
+  auto leader = scf::IfOp::create(
+      b, cmp(arith::CmpIPredicate::eq, remi(thread, 128), idx(0)), false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(leader.thenBlock());
+  body();
+}
+
+void WgmmaEmitter::fenceSharedForAsync() {
+  NVVM::FenceProxyOp::create(
+      b,
+      NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}
+
 void WgmmaEmitter::produce(const SharedLayout &at, ArrayRef<FixedCopy> fixed,
                            std::array<Value, 2> streamMaps, StreamVisitor visit,
                            Value firstTile, Value fixedSlot) {

@@ -228,7 +228,7 @@ protected:
   }
   /// An operand TMA reads or reduces into: the [batch, head, row, column]
   /// memref, its name for the runtime's messages (faTensorMapEncode: 0 q,
-  /// 1 k, 2 v, 3 do, 4 the dQ accumulator) and the rows of its boxes. Its
+  /// 1 k, 2 v, 3 do, 4 the dQ accumulator, 5 o) and the rows of its boxes. Its
   /// boxes are one column block of the tiles' swizzle, or, for an f32
   /// operand (`f32Columns` set: 8, 16 or 32), that many columns in the
   /// swizzle whose segment is their bytes (32, 64 or 128).
@@ -449,6 +449,14 @@ protected:
   /// Runs `body` on the block's thread 0 alone (in a warp-specialised
   /// block, the producer warpgroup's).
   void electedThread(llvm::function_ref<void()> body);
+  /// Runs `body` on the first thread of this consumer warpgroup. With
+  /// `testInPlace` the test is made where it stands (an opaque move of the
+  /// thread index): LLVM would hoist it out of a loop and hold its register
+  /// across the loops inside (at D 80 ptxas spilled it).
+  void onGroupLeader(llvm::function_ref<void()> body, bool testInPlace = false);
+  /// Orders this thread's generic-proxy shared writes before the async
+  /// proxy's reads (wgmma operands, TMA sources).
+  void fenceSharedForAsync();
 
   /// A persistent block's work item: its index in the grid's order, how
   /// many items the block ran before it (`round`: fixedSlotOf says which

@@ -58,12 +58,27 @@ public:
       zeroCounter(counter, cmp(arith::CmpIPredicate::ugt, work, blocks),
                   (kernelName + "_schedule").str());
     }
+    // O goes out through a shared tile per consumer and TMA where that
+    // tile fits beside Q and the stages (every head dim but 256). Not for
+    // packed sequences: a block's rows past its sequence's end are the next
+    // sequence's, which TMA, clipping at the tensor's end only, would write.
+    int64_t stagingBytes =
+        wgmmaOutputStagingBytes(groups(), headDim, elementBytes());
+    stagedOutput = !args.queryStarts &&
+                   wgmmaForwardSharedBytes(queryRows, blockN, kvStages, headDim,
+                                           elementBytes(), fixedSlots) +
+                           stagingBytes <=
+                       kHopperSharedBytes;
+    SmallVector<MapOperand, 4> operands = {
+        {args.q, 0, queryRows}, {args.k, 1, blockN}, {args.v, 2, blockN}};
+    if (stagedOutput)
+      operands.push_back({args.o, 5, kGroupRows});
     launchWithTensorMaps(
-        {{args.q, 0, queryRows}, {args.k, 1, blockN}, {args.v, 2, blockN}},
-        {blocks, idx(1), idx(1)}, {queryRows}, blockN,
-        /*scratchBytes=*/0, kernelName,
+        operands, {blocks, idx(1), idx(1)}, {queryRows}, blockN,
+        stagedOutput ? stagingBytes : 0, kernelName,
         [&](gpu::LaunchOp launch, ArrayRef<Value> maps,
             const SharedLayout &at) {
+          outputMap = stagedOutput ? maps[3] : Value();
           splitRoles(
               [&] {
                 electedThread([&] {
@@ -91,6 +106,13 @@ public:
                   return emitConsumer(variant, args, dims, grid[0], group, item,
                                       at);
                 });
+                if (stagedOutput)
+                  onGroupLeader(
+                      [&] {
+                        // The staging tile must outlive the last store.
+                        NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, UnitAttr());
+                      },
+                      /*testInPlace=*/true);
                 if (pingPongs())
                   onGroup(group, 0, [&] { waitTurn(group); });
               });
@@ -102,6 +124,10 @@ public:
 private:
   /// Whether tile t's softmax runs under tile t - 1's P V.
   bool pipelined;
+  /// Whether the epilogue stores O through a shared staging tile per
+  /// consumer and TMA (storeOutputStaged), and O's tensor map for it.
+  bool stagedOutput = false;
+  Value outputMap;
   /// Whether the grid has a block per SM rather than per query block.
   bool persistent;
 
@@ -213,8 +239,87 @@ private:
       // The block's next item streams on through this stage.
       release(at, kValues, slot);
     }
-    storeForward(state, args, dims, head, rowOf);
+    if (stagedOutput)
+      storeForward(state, args, dims, head, rowOf,
+                   [&](std::array<Value, 2> inverse) {
+                     storeOutputStaged(state, inverse, at, group, rowOf, head);
+                   });
+    else
+      storeForward(state, args, dims, head, rowOf);
     return total;
+  }
+  /// The named barrier of consumer warpgroup `group` alone, past the turn
+  /// barriers (turnBarrier), met around its staging tile's writes.
+  Value stagingBarrier(Value group) { return add(group, idx(1 + groups())); }
+  /// This warpgroup's 64 rows of O, each times its `inverse` (1 / l), into
+  /// its staging tile in Q's swizzled layout, then stored by TMA to its
+  /// rows (this lane's: `rowOf`) of `head`, one box per column block (rows past
+  /// the end clipped by the map). The store runs on while the warpgroup starts
+  /// its next item; the next epilogue waits until it read the tile. In
+  /// place of a thread's 4-byte global stores, half of each 32-byte sector,
+  /// whose queue held the epilogue (ncu, bench/NOTES.md).
+  void storeOutputStaged(const State &state, std::array<Value, 2> inverse,
+                         const SharedLayout &at, Value group,
+                         std::array<Value, 2> rowOf, Value head) {
+    int64_t tileBytes = kGroupRows * headDim * elementBytes();
+    // Made here through opaque moves: hoisted out of the item loop they
+    // would be held across the tile loops beside the accumulators.
+    Value tile = opaque(add(scratchAt(at), mul(group, idx(tileBytes))));
+    Value firstRow = opaque(mul(remi(warp, 4), idx(16)));
+    Value barrier = stagingBarrier(group);
+    onGroupLeader(
+        [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr()); },
+        /*testInPlace=*/true);
+    namedBarrier(barrier, 128);
+    // stmatrix x4 per 16 columns: lane l names row l % 8 of 8 x 8 matrix
+    // l / 8, which is rows 8 (m % 2) on, columns 8 (m / 2) on of the
+    // warp's 16 x 16 block; the thread gives each matrix its two elements
+    // of row g (accumulator tile 2 k + m / 2, row half m % 2).
+    auto pair = VectorType::get({2}, element);
+    Value matrix = divi(lane, 8);
+    Value row = add(firstRow, add(mul(remi(matrix, 2), idx(8)), remi(lane, 8)));
+    for (int64_t k = 0; k < headDim / 16; ++k) {
+      SmallVector<Value, 4> regs;
+      for (int64_t m = 0; m < 4; ++m) {
+        int64_t dt = 2 * k + m / 2, r = m % 2;
+        Value lo = fmul(loadState(state.out, dt * 4 + 2 * r), inverse[r]);
+        Value hi = fmul(loadState(state.out, dt * 4 + 2 * r + 1), inverse[r]);
+        regs.push_back(LLVM::BitcastOp::create(
+            b, b.getI32Type(),
+            vector::FromElementsOp::create(
+                b, pair, ValueRange{toElement(lo), toElement(hi)})));
+      }
+      // This lane's 16-byte chunk: column 16 k + 8 (matrix / 2).
+      Value column = add(idx(16 * k), mul(divi(matrix, 2), idx(8)));
+      Value block = divi(column, blockElements());
+      Value chunk = divi(remi(column, blockElements()), chunkElements());
+      Value address = add(add(tile, mul(block, idx(kGroupRows * segmentBytes))),
+                          swizzledAt(row, chunk, segmentBytes));
+      NVVM::StMatrixOp::create(
+          b, sharedPointer(address), regs,
+          NVVM::MMALayoutAttr::get(b.getContext(), NVVM::MMALayout::row),
+          NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+          NVVM::LdStMatrixEltTypeAttr::get(b.getContext(),
+                                           NVVM::LdStMatrixEltType::B16));
+    }
+    fenceSharedForAsync();
+    namedBarrier(barrier, 128);
+    onGroupLeader(
+        [&] {
+          // The leader's first row is its warpgroup's (rowOf[0]: held for
+          // the LSE anyway; m0 held across the tiles spilled at D 80).
+          Value row = toI32(rowOf[0]);
+          for (int64_t c = 0; c < columnBlocks(); ++c)
+            NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+                b, outputMap,
+                sharedPointer(add(tile, idx(c * kGroupRows * segmentBytes))),
+                ValueRange{i32(c * blockElements()), row, toI32(head),
+                           toI32(batchIdx)},
+                /*l2CacheHint=*/Value(), NVVM::TMAStoreMode::TILE,
+                /*predicate=*/Value());
+          NVVM::CpAsyncBulkCommitGroupOp::create(b);
+        },
+        /*testInPlace=*/true);
   }
   /// A persistent grid's blocks for `work` items: one per SM (the
   /// runtime's faMultiprocessorCount), fewer where the work is less, and

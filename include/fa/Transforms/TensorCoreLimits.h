@@ -119,6 +119,14 @@ inline constexpr int64_t wgmmaForwardSharedBytes(int64_t queryRows,
                           /*scratchBytes=*/0, fixedSlots);
 }
 
+/// Bytes of the wgmma forward's output staging: a tile of 64 rows of O per
+/// consumer warpgroup, in Q's swizzled layout, which TMA stores to global
+/// memory while the warpgroup goes on (WgmmaForward.cpp).
+inline constexpr int64_t
+wgmmaOutputStagingBytes(int64_t groups, int64_t headDim, int64_t elementBytes) {
+  return groups * 64 * headDim * elementBytes;
+}
+
 /// Head dims up to which a persistent wgmma forward keeps two copies of Q
 /// (KernelShape::fixedSlots), so that its producer copies the next item's
 /// Q while the consumers finish this one's. H200, fa-run A/B (bench/
