@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -436,6 +437,15 @@ extern "C" int32_t faTensorMapEncode(void *map, uint64_t address,
   const char *name = operand >= 0 && operand < int64_t(std::size(names))
                          ? names[operand]
                          : "operand";
+  // Per thread: launches on one thread reuse their operands' maps, and
+  // no lock sits on the launch path.
+  thread_local TensorMapCache cache;
+  TensorMapCache::Key key = {int64_t(address), elementBytes, swizzleBytes,
+                             boxColumns,       boxRows,      columns,
+                             rows,             heads,        batch,
+                             rowStride,        headStride,   batchStride};
+  if (cache.find(key, map))
+    return 1;
   Driver &d = driver();
   if (!d.cuTensorMapEncodeTiled) {
     if (pendingError().empty())
@@ -463,6 +473,8 @@ extern "C" int32_t faTensorMapEncode(void *map, uint64_t address,
       reinterpret_cast<void *>(address), dims, strides, box, unit,
       CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r == CUDA_SUCCESS)
+    cache.insert(key, map);
   return check(r, "cuTensorMapEncodeTiled",
                llvm::Twine(name) + " of shape [" + llvm::Twine(batch) + ", " +
                    llvm::Twine(heads) + ", " + llvm::Twine(rows) + ", " +
@@ -559,6 +571,26 @@ extern "C" void faMgpuMemFree(void *pointer, void *stream) {
 }
 
 } // namespace
+
+static_assert(sizeof(CUtensorMap) == TensorMapCache::kMapBytes,
+              "TensorMapCache keeps whole CUtensorMaps");
+
+bool TensorMapCache::find(const Key &key, void *map) const {
+  for (const Entry &e : entries)
+    if (e.used && e.key == key) {
+      std::memcpy(map, e.map, kMapBytes);
+      return true;
+    }
+  return false;
+}
+
+void TensorMapCache::insert(const Key &key, const void *map) {
+  Entry &e = entries[next];
+  next = (next + 1) % kEntries;
+  std::memcpy(e.map, map, kMapBytes);
+  e.key = key;
+  e.used = true;
+}
 
 bool setKernelTiming(bool enabled) {
   KernelTiming &timing = kernelTiming();

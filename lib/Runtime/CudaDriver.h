@@ -9,6 +9,7 @@
 #ifndef FA_LIB_RUNTIME_CUDADRIVER_H
 #define FA_LIB_RUNTIME_CUDADRIVER_H
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -79,6 +80,32 @@ void resetWorkspacePeak();
 int multiprocessorCount();
 /// See fa::releaseWorkspaceMemory.
 void releaseWorkspaceMemory();
+
+/// The tensor maps (CUtensorMap, 128 bytes) a thread encoded last, by what
+/// they encode: the operand's address, element size, swizzle, box, sizes and
+/// byte strides. A launch whose operands repeat a recent launch's copies
+/// their maps instead of having the driver encode them again. A map is a
+/// function of those fields alone, so an entry stays right when its buffer
+/// is freed and another is allocated at its address.
+class TensorMapCache {
+public:
+  static constexpr int kEntries = 16;
+  static constexpr int kMapBytes = 128;
+  using Key = std::array<std::int64_t, 12>;
+  /// Copies the map encoded for `key` into `map`; false where none is kept.
+  bool find(const Key &key, void *map) const;
+  /// Keeps `map` for `key`, in place of the entry kept longest.
+  void insert(const Key &key, const void *map);
+
+private:
+  struct Entry {
+    alignas(64) unsigned char map[kMapBytes];
+    Key key;
+    bool used = false;
+  };
+  std::array<Entry, kEntries> entries;
+  int next = 0;
+};
 
 /// Device memory for callers that hold host data (fa-run, tests).
 void *allocate(std::size_t bytes, std::string &error);

@@ -300,7 +300,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
           // that measured faster): its producer then copies the next
           // item's Q while the consumers finish this one, not after.
           if (wgmmaPersistent &&
-              headDim <= tensor_core::kWgmmaTwoQCopiesMaxHeadDim &&
+              tensor_core::wgmmaTwoQCopies(headDim) &&
               tensor_core::wgmmaForwardSharedBytes(queryRows, rows, stages,
                                                    headDim, bytes, 2) <=
                   tensor_core::kHopperSharedBytes)

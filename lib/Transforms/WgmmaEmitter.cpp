@@ -564,7 +564,9 @@ void WgmmaEmitter::produceWorkItems(
     // alone: its one arrival, no copies.
     auto last = scf::IfOp::create(b, more, /*withElseRegion=*/true);
     b.setInsertionPointToStart(last.elseBlock());
-    arriveOn(fixedLanded(at, slot));
+    // Its address made here: held from the producer's start to its end
+    // it spilled in the producer's 32 registers (streaming at D 80).
+    arriveOn(fixedLanded(at, slot, /*inPlace=*/true));
     b.setInsertionPointAfter(last);
     scf::ConditionOp::create(b, more, before->getArguments());
   }

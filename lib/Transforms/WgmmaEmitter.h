@@ -316,16 +316,18 @@ protected:
   /// where there is one copy) lie at these 8-byte offsets from at.barriers
   /// (copy 0's around the stages' barriers, at 1 + 4 * kvStages on; the
   /// second copy's three after them).
+  /// With `inPlace` the offset is made where used (an opaque move), not
+  /// hoisted and held across the loops before it.
   Value fixedBarrier(const SharedLayout &at, Value slot, int64_t first,
-                     int64_t copyOffset) {
-    return sharedPointer(add(
-        at.aligned,
-        add(idx(at.barriers + 8 * first), mul(slot, idx(8 * copyOffset)))));
+                     int64_t copyOffset, bool inPlace = false) {
+    Value offset =
+        add(idx(at.barriers + 8 * first), mul(slot, idx(8 * copyOffset)));
+    return sharedPointer(add(at.aligned, inPlace ? opaque(offset) : offset));
   }
   /// Fixed-tile copy `slot` landed: the producer's arrival with its bytes
   /// (or, past a persistent block's last item, without).
-  Value fixedLanded(const SharedLayout &at, Value slot) {
-    return fixedBarrier(at, slot, 0, 3 + 4 * kvStages);
+  Value fixedLanded(const SharedLayout &at, Value slot, bool inPlace = false) {
+    return fixedBarrier(at, slot, 0, 3 + 4 * kvStages, inPlace);
   }
   Value fixedLanded(const SharedLayout &at) {
     return fixedLanded(at, idx(0));

@@ -58,13 +58,15 @@ public:
       zeroCounter(counter, cmp(arith::CmpIPredicate::ugt, work, blocks),
                   (kernelName + "_schedule").str());
     }
-    // O goes out through a shared tile per consumer and TMA where that
-    // tile fits beside Q and the stages (every head dim but 256). Not for
-    // packed sequences: a block's rows past its sequence's end are the next
-    // sequence's, which TMA, clipping at the tensor's end only, would write.
+    // O goes out through a shared tile per consumer and TMA from D 96 on
+    // (kWgmmaStagedOutputMinHeadDim), where that tile fits beside Q and the
+    // stages (not at D 256). Not for packed sequences: a block's rows past
+    // its sequence's end are the next sequence's, which TMA, clipping at
+    // the tensor's end only, would write.
     int64_t stagingBytes =
         wgmmaOutputStagingBytes(groups(), headDim, elementBytes());
-    stagedOutput = !args.queryStarts &&
+    stagedOutput = headDim >= kWgmmaStagedOutputMinHeadDim &&
+                   !args.queryStarts &&
                    wgmmaForwardSharedBytes(queryRows, blockN, kvStages, headDim,
                                            elementBytes(), fixedSlots) +
                            stagingBytes <=

@@ -7,13 +7,14 @@ element type, writes a spec with dynamic sizes, runs `fa-run --check
 included; D in {16, 64, 96, 128}; GQA ratios 1, 4, 8), then runs every spec
 in kernels_spec/, a finite-difference gradient check in f64 on small shapes,
 and a second tile configuration. With --target gpu it also runs every variant
-in bf16 and f16 at head dims 64 and 128 (the tensor-core kernels). Prints the worst relative error per dtype
+in bf16 and f16 at head dims 64 and 128 (the tensor-core kernels; other
+head dims with --gpu-head-dims). Prints the worst relative error per dtype
 and fails if any run fails. --variants NAME[,NAME] runs only those variants'
 grids (no named specs, no second configuration): a focused check that fits
 one GPU call.
 
 usage: run.py FA_RUN SPECS_DIR WORK_DIR [--target cpu|gpu] [--jobs N]
-              [--variants NAME,...]
+              [--variants NAME,...] [--gpu-head-dims D,...]
 """
 import argparse
 import collections
@@ -135,7 +136,11 @@ def main():
                         help="fa-run invocations at a time")
     parser.add_argument("--variants",
                         help="comma-separated variant names: only their grids")
+    parser.add_argument("--gpu-head-dims", default="64,128",
+                        help="head dims of the GPU's bf16/f16 shapes, taken "
+                             "in turn (default 64,128)")
     args = parser.parse_args()
+    gpu_dims = [int(d) for d in args.gpu_head_dims.split(",")]
     names = [name for name, _, _ in VARIANTS]
     only = args.variants.split(",") if args.variants else names
     unknown = sorted(set(only) - set(names))
@@ -162,14 +167,17 @@ def main():
         # Finite differences in f64 on small shapes.
         suite.run(path, ["--dtype", "f64", "--gradcheck", "--shape",
                          "1,2,1,7,9,16;1,4,2,13,13,16;1,2,2,20,5,16"])
-    # On the GPU, f16/bf16 at D 64 and 128 run the tensor-core kernels:
+    # On the GPU, f16/bf16 at D 64 and 128 (--gpu-head-dims) run the
+    # tensor-core kernels:
     # every variant, with sequence lengths that give full interior tiles,
     # partial last tiles and Sq != Sk both ways.
     if target == "gpu":
         for offset, (name, _, _) in chosen:
             hq, hkv = HEADS[offset % len(HEADS)]
-            shapes = [(1, hq, hkv, 200, 200, 64), (2, hq, hkv, 130, 333, 128),
-                      (1, hq, hkv, 333, 130, 64), (1, hq, hkv, 257, 257, 128)]
+            sizes = [(1, 200, 200), (2, 130, 333), (1, 333, 130),
+                     (1, 257, 257)]
+            shapes = [(b, hq, hkv, sq, sk, gpu_dims[i % len(gpu_dims)])
+                      for i, (b, sq, sk) in enumerate(sizes)]
             for i, dtype in enumerate(("bf16", "f16")):
                 suite.run(paths[name], ["--dtype", dtype, "--backward",
                                         "--shape", shape_arg(shapes),

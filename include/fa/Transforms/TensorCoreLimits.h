@@ -126,15 +126,30 @@ inline constexpr int64_t
 wgmmaOutputStagingBytes(int64_t groups, int64_t headDim, int64_t elementBytes) {
   return groups * 64 * headDim * elementBytes;
 }
+/// The head dims from which the wgmma forward stores O through its staging
+/// tile (where that fits: not at D 256). H200, fa-run A/B against global
+/// stores (bench/NOTES.md, thirty-first session): D 128 causal +4.5% (S 4k)
+/// and +9.3% (1k), mha +1.2% and +3.7%, GQA causal +2.7%; D 64 even to
+/// slower (causal -0.7%, full +0.4%, window 4096 0, window 1024 + 4 sink
+/// tokens -3.0% and -4.3%, gpt-oss full -1.8%), where the softmax, not the
+/// epilogue, holds three consumers. D 80 was not measured: it keeps D 64's
+/// stores.
+inline constexpr int64_t kWgmmaStagedOutputMinHeadDim = 96;
 
-/// Head dims up to which a persistent wgmma forward keeps two copies of Q
-/// (KernelShape::fixedSlots), so that its producer copies the next item's
-/// Q while the consumers finish this one's. H200, fa-run A/B (bench/
-/// NOTES.md, twenty-sixth session): D 64 causal +2.0%, GQA causal +2.6%,
-/// window 1024 + 4 sink tokens +6.1%, window 512 +11.6%; D 128 -0.7% to
-/// -2.0%, D 256 even: there an item's tiles are long enough to hide Q's
-/// copy, and two copies only take shared memory.
-inline constexpr int64_t kWgmmaTwoQCopiesMaxHeadDim = 64;
+/// Whether a persistent wgmma forward at head dim `headDim` keeps two
+/// copies of Q (KernelShape::fixedSlots), so that its producer copies the
+/// next item's Q while the consumers finish this one's. H200, fa-run A/B
+/// (bench/NOTES.md): up to D 64 (twenty-sixth session: causal +2.0%, GQA
+/// causal +2.6%, window 1024 + 4 sink tokens +6.1%, window 512 +11.6%); at
+/// D 128 it lost 0.7-2.0% then, but once O left through TMA stores the
+/// epilogue no longer hid Q's copy (thirty-first session, beside the
+/// staging: mha D 96 +6.6%, causal D 128 1k +1.8%, 4k +0.7%, the rest
+/// even). D 80 keeps one copy (neither measured), D 192 and 256 too: a
+/// second would take the staging's room.
+inline constexpr bool wgmmaTwoQCopies(int64_t headDim) {
+  return headDim <= 64 ||
+         (headDim >= kWgmmaStagedOutputMinHeadDim && headDim <= 128);
+}
 
 /// Head dims with a wgmma backward (sm_90a). The dK/dV kernel keeps dK and
 /// dV (D / 2 registers a thread each) in registers across its query tiles,
