@@ -589,6 +589,13 @@ protected:
       storeState(flt(0.0), state, i);
     return state;
   }
+  /// A row's two accumulator values in 8-column tile `dt` of register
+  /// state `state` (row g for r = 0, g + 8 for r = 1), times `factor`.
+  std::pair<Value, Value> scaledPair(Value state, int64_t dt, int64_t r,
+                                     Value factor) {
+    return {fmul(loadState(state, dt * 4 + 2 * r), factor),
+            fmul(loadState(state, dt * 4 + 2 * r + 1), factor)};
+  }
   /// Stores rows `rowOf` of register state, row r times `factor[r]`, into
   /// memref[batch, head, row, :], rows below `rowsTotal` only; a state of
   /// `columns` (default: the head dim) goes to the columns from `column0`
@@ -609,8 +616,7 @@ protected:
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(inRows.thenBlock());
       for (int64_t dt = 0; dt < columns.value_or(headDim) / 8; ++dt) {
-        Value lo = fmul(loadState(state, dt * 4 + 2 * r), factor[r]);
-        Value hi = fmul(loadState(state, dt * 4 + 2 * r + 1), factor[r]);
+        auto [lo, hi] = scaledPair(state, dt, r, factor[r]);
         Value v = vector::FromElementsOp::create(
             b, pair, ValueRange{convert(lo), convert(hi)});
         Value col = add(idx(dt * 8), mul(quadTid, idx(2)));

@@ -67,10 +67,9 @@ public:
         wgmmaOutputStagingBytes(groups(), headDim, elementBytes());
     stagedOutput = headDim >= kWgmmaStagedOutputMinHeadDim &&
                    !args.queryStarts &&
-                   wgmmaForwardSharedBytes(queryRows, blockN, kvStages, headDim,
-                                           elementBytes(), fixedSlots) +
-                           stagingBytes <=
-                       kHopperSharedBytes;
+                   wgmmaSharedBytes(queryRows, blockN, kvStages, headDim,
+                                    elementBytes(), stagingBytes,
+                                    fixedSlots) <= kHopperSharedBytes;
     SmallVector<MapOperand, 4> operands = {
         {args.q, 0, queryRows}, {args.k, 1, blockN}, {args.v, 2, blockN}};
     if (stagedOutput)
@@ -283,9 +282,8 @@ private:
     for (int64_t k = 0; k < headDim / 16; ++k) {
       SmallVector<Value, 4> regs;
       for (int64_t m = 0; m < 4; ++m) {
-        int64_t dt = 2 * k + m / 2, r = m % 2;
-        Value lo = fmul(loadState(state.out, dt * 4 + 2 * r), inverse[r]);
-        Value hi = fmul(loadState(state.out, dt * 4 + 2 * r + 1), inverse[r]);
+        auto [lo, hi] = scaledPair(state.out, 2 * k + m / 2, m % 2,
+                                   inverse[m % 2]);
         regs.push_back(LLVM::BitcastOp::create(
             b, b.getI32Type(),
             vector::FromElementsOp::create(
@@ -310,12 +308,12 @@ private:
         [&] {
           // The leader's first row is its warpgroup's (rowOf[0]: held for
           // the LSE anyway; m0 held across the tiles spilled at D 80).
-          Value row = toI32(rowOf[0]);
+          Value groupRow = toI32(rowOf[0]);
           for (int64_t c = 0; c < columnBlocks(); ++c)
             NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
                 b, outputMap,
                 sharedPointer(add(tile, idx(c * kGroupRows * segmentBytes))),
-                ValueRange{i32(c * blockElements()), row, toI32(head),
+                ValueRange{i32(c * blockElements()), groupRow, toI32(head),
                            toI32(batchIdx)},
                 /*l2CacheHint=*/Value(), NVVM::TMAStoreMode::TILE,
                 /*predicate=*/Value());
