@@ -3,6 +3,7 @@
 #include "Autotune.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -20,13 +21,18 @@ static constexpr const char *kFormat =
     "section %lld dq-atomics %lld\n";
 
 std::string TileConfig::str(bool wgmma) const {
-  std::string text =
-      blockN && !(wgmma && defaultTiles())
-          ? llvm::formatv("block-n {0}, warps {1}, stages {2}, shared "
-                          "{3} KiB",
-                          blockN, warps, kvStages, sharedBytes / 1024)
-                .str()
-          : "the compiler's tiles";
+  std::string text;
+  if ((!blockN && !kvStages) || (wgmma && defaultTiles()))
+    text = "the compiler's tiles";
+  else if (!warps) // The wgmma forward's K/V tiles (wgmmaForwardCandidates).
+    text = (blockN ? "block-n " + std::to_string(blockN)
+                   : std::string("the compiler's block-n")) +
+           (kvStages ? ", stages " + std::to_string(kvStages)
+                     : std::string(", the compiler's stages"));
+  else
+    text = llvm::formatv("block-n {0}, warps {1}, stages {2}, shared {3} KiB",
+                         blockN, warps, kvStages, sharedBytes / 1024)
+               .str();
   if (wgmmaGroups)
     text += ", wgmma groups " + std::to_string(wgmmaGroups);
   if (gridSection)
@@ -43,8 +49,16 @@ std::string TileConfig::str(bool wgmma) const {
 /// The wgmma forward's candidates: the compiler's choice of consumer
 /// warpgroups (wgmmaGroupsFor: 3 up to D 80 without a short window, else
 /// 2), and 2 where three are possible, each with the compiler's grid
-/// sections and with one (batch, head) pair after another.
-static std::vector<TileConfig> wgmmaForwardCandidates(int64_t headDim) {
+/// sections and with one (batch, head) pair after another. Then, with the
+/// compiler's warpgroups and sections, its K/V tiles: the other block-n
+/// (64 where it takes more keys; 128 where it takes 64 up to D 64, while
+/// past D 128 O's registers leave no room for more) with the compiler's
+/// stages, and three stages of either block-n where they fit beside one
+/// copy of Q in `maxSharedBytes` (so that the compiler takes the block-n
+/// as asked, not a narrower one).
+static std::vector<TileConfig>
+wgmmaForwardCandidates(int64_t headDim, int64_t elementBytes,
+                       int64_t maxSharedBytes) {
   std::vector<TileConfig> candidates = {TileConfig()};
   auto offer = [&](int64_t groups, int64_t section) {
     // K/V tiles and stages stay the wgmma forward's own (0): mma.sync's
@@ -55,10 +69,37 @@ static std::vector<TileConfig> wgmmaForwardCandidates(int64_t headDim) {
     candidates.push_back(config);
   };
   offer(0, 1);
-  if (tensor_core::wgmmaGroupsFor(headDim, 0, std::nullopt) != 2) {
+  int64_t groups = tensor_core::wgmmaGroupsFor(headDim, 0, std::nullopt);
+  if (groups != 2) {
     offer(2, 0);
     offer(2, 1);
   }
+  int64_t ownBlockN = tensor_core::wgmmaDefaultBlockN(headDim, groups);
+  llvm::SmallVector<int64_t, 2> blockNs = {ownBlockN};
+  if (ownBlockN > 64)
+    blockNs.push_back(64);
+  else if (headDim <= 64)
+    blockNs.push_back(128);
+  int64_t budget = std::min(maxSharedBytes, tensor_core::kHopperSharedBytes);
+  for (int64_t blockN : blockNs)
+    for (int64_t stages : {0, 3}) {
+      // 0: the compiler's stages, two where they fit, else one. Three
+      // consumers of 112 keys at D 80 have no registers left for a third
+      // stage's slot arithmetic (swa spilled 16 bytes in each), and at D
+      // 128 two stages of 64 keys spilled 4 bytes in mha's producer at 24
+      // registers (ptxas 13.0; test/fa-compile/spills-tuned.test).
+      if ((blockN == ownBlockN && !stages) ||
+          (stages == 3 && groups > 2 && blockN > 64 && headDim > 64) ||
+          (headDim == 128 && blockN == 64 && !stages) ||
+          tensor_core::wgmmaForwardSharedBytes(64 * groups, blockN,
+                                               std::max<int64_t>(stages, 1),
+                                               headDim, elementBytes) > budget)
+        continue;
+      // The compiler's block-n goes as 0: mma.sync's kernels in the same
+      // program (split-KV, scalar fallback) keep their own tiles then.
+      candidates.push_back(
+          TileConfig{blockN == ownBlockN ? 0 : blockN, 0, stages, 0});
+    }
   return candidates;
 }
 
@@ -69,7 +110,7 @@ std::vector<TileConfig> tuningCandidates(DType dtype, int64_t headDim,
     return {};
   if (wgmma && entry == Entry::Forward &&
       llvm::is_contained(tensor_core::kWgmmaHeadDims, headDim))
-    return wgmmaForwardCandidates(headDim);
+    return wgmmaForwardCandidates(headDim, dtypeSize(dtype), maxSharedBytes);
   if (wgmma && entry == Entry::Backward &&
       llvm::is_contained(tensor_core::kWgmmaBackwardHeadDims, headDim)) {
     // mma.sync's tiles do not reach these kernels: only dQ's path does,

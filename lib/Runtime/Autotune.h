@@ -91,8 +91,9 @@ struct TileConfig {
 /// the backward also tries its default block-n with full dK/dV tiles.
 /// Where the tensor-core kernels run on wgmma (`wgmma`: 16-bit on
 /// sm_90a), the forward's candidates are consumer warpgroups (2, and 3 up
-/// to D 64) by grid order (sections of pairs, or one pair after another)
-/// instead, and the backward's at the wgmma backward's head dims dQ's own
+/// to D 80) by grid order (sections of pairs, or one pair after another),
+/// and the wgmma forward's block-n and stages (warps 0: that kernel's
+/// tiles, not mma.sync's) instead, and the backward's at the wgmma backward's head dims dQ's own
 /// kernel against dQ by TMA reduce-adds from the dK/dV kernel; unless
 /// `dqAtomicsAllowed` is false (a deterministic backward, or dQ by atomics
 /// asked already), which leaves the default alone.

@@ -33,7 +33,8 @@ public:
                       KernelShape shape, bool pipelined, bool persistent)
       : WgmmaEmitter(b, element, headDim, shape), pipelined(pipelined),
         persistent(persistent) {
-    wideProducer = wgmmaForwardWideProducer(headDim, columnBlocks());
+    wideProducer =
+        wgmmaForwardWideProducer(headDim, columnBlocks(), shape.kvStages);
   }
 
   /// Launches the forward kernel for this head dim, named `kernelName`,

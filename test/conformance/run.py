@@ -15,6 +15,7 @@ one GPU call.
 
 usage: run.py FA_RUN SPECS_DIR WORK_DIR [--target cpu|gpu] [--jobs N]
               [--variants NAME,...] [--gpu-head-dims D,...]
+              [--tensor-cores-only]
 """
 import argparse
 import collections
@@ -136,6 +137,10 @@ def main():
                         help="fa-run invocations at a time")
     parser.add_argument("--variants",
                         help="comma-separated variant names: only their grids")
+    parser.add_argument("--tensor-cores-only", action="store_true",
+                        help="--target gpu: only the bf16/f16 shapes (the "
+                             "tensor-core kernels), no f32/f64 grids or "
+                             "finite differences")
     parser.add_argument("--gpu-head-dims", default="64,128",
                         help="head dims of the GPU's bf16/f16 shapes, taken "
                              "in turn (default 64,128)")
@@ -149,6 +154,8 @@ def main():
                      f"known: {', '.join(names)}")
     fa_run, specs, work, target = args.fa_run, args.specs, args.work, \
         args.target
+    if args.tensor_cores_only and (target != "gpu" or not args.variants):
+        parser.error("--tensor-cores-only needs --target gpu and --variants")
     os.makedirs(work, exist_ok=True)
     suite = Suite(fa_run, work, target, max(1, args.jobs))
     # Each variant keeps its offset in VARIANTS: its seeds and heads.
@@ -160,6 +167,8 @@ def main():
         if name in LOW_PRECISION_VARIANTS:
             dtypes += ["bf16", "f16"]
         path = paths[name] = suite.write(name, spec_text(name, variant, sinks))
+        if args.tensor_cores_only:
+            continue
         for i, dtype in enumerate(dtypes):
             suite.run(path, ["--dtype", dtype, "--backward", "--shape",
                              shape_arg(grid(offset + i)),

@@ -88,25 +88,81 @@ TEST(AutotuneCandidates, FollowTheKernelsLimits) {
             (std::vector<TileConfig>{{64, 4, 1, 48 * kKiB},
                                      {128, 4, 1, 48 * kKiB}}));
   // Forwards on wgmma (16-bit on sm_90a) tune its consumer warpgroups and
-  // grid order instead, at every head dim it covers: up to D 80 the
-  // compiler's choice (3) and 2, each with the default sections and one
-  // pair after another; past D 80 only the grid order (the compiler's 2).
-  // Their K/V tiles stay the wgmma forward's own (block-n 0).
+  // grid order, at every head dim it covers: up to D 80 the compiler's
+  // choice (3) and 2, each with the default sections and one pair after
+  // another; past D 80 only the grid order (the compiler's 2). Then its K/V
+  // tiles with the compiler's warpgroups: the other block-n with the
+  // compiler's stages, and three stages where they fit beside Q (warps 0:
+  // the wgmma kernel's own knobs, not mma.sync's; block-n 0: the
+  // compiler's).
   TileConfig sectionsOff{0, 0, 0, 0};
   sectionsOff.gridSection = 1;
   TileConfig twoGroups{0, 0, 0, 0};
   twoGroups.wgmmaGroups = 2;
   TileConfig twoGroupsSectionsOff = twoGroups;
   twoGroupsSectionsOff.gridSection = 1;
-  for (int64_t headDim : {64, 80})
-    EXPECT_EQ(tuningCandidates(DType::BF16, headDim, Entry::Forward,
-                               kH100Shared, /*wgmma=*/true),
-              (std::vector<TileConfig>{TileConfig(), sectionsOff, twoGroups,
-                                       twoGroupsSectionsOff}));
-  for (int64_t headDim : {96, 128, 256})
-    EXPECT_EQ(tuningCandidates(DType::F16, headDim, Entry::Forward, kH100Shared,
-                               /*wgmma=*/true),
-              (std::vector<TileConfig>{TileConfig(), sectionsOff}));
+  auto wgmmaForward = [&](DType dtype, int64_t headDim) {
+    return tuningCandidates(dtype, headDim, Entry::Forward, kH100Shared,
+                            /*wgmma=*/true);
+  };
+  // D 64: three consumers of 128 keys; 64 keys, and three stages of each
+  // (192 rows of Q and 3 x 2 x 128 x 64 x 2 bytes of K/V: 120 KiB).
+  EXPECT_EQ(wgmmaForward(DType::BF16, 64),
+            (std::vector<TileConfig>{TileConfig(),
+                                     sectionsOff,
+                                     twoGroups,
+                                     twoGroupsSectionsOff,
+                                     {0, 0, 3, 0},
+                                     {64, 0, 0, 0},
+                                     {64, 0, 3, 0}}));
+  // D 80: three consumers take 112 keys, with no registers to spare for a
+  // third stage of them.
+  EXPECT_EQ(wgmmaForward(DType::BF16, 80),
+            (std::vector<TileConfig>{TileConfig(),
+                                     sectionsOff,
+                                     twoGroups,
+                                     twoGroupsSectionsOff,
+                                     {64, 0, 0, 0},
+                                     {64, 0, 3, 0}}));
+  // D 32 takes 64 keys; 128 is the other choice.
+  EXPECT_EQ(wgmmaForward(DType::F16, 32),
+            (std::vector<TileConfig>{TileConfig(),
+                                     sectionsOff,
+                                     twoGroups,
+                                     twoGroupsSectionsOff,
+                                     {0, 0, 3, 0},
+                                     {128, 0, 0, 0},
+                                     {128, 0, 3, 0}}));
+  // D 128: three stages of 128 keys need 32 KiB of Q and 192 KiB of K/V,
+  // which with the barriers and the swizzle's alignment still fit 227 KiB.
+  EXPECT_EQ(wgmmaForward(DType::F16, 96),
+            (std::vector<TileConfig>{TileConfig(),
+                                     sectionsOff,
+                                     {0, 0, 3, 0},
+                                     {64, 0, 0, 0},
+                                     {64, 0, 3, 0}}));
+  // D 128's 64-key tiles come with three stages only (two spilled).
+  EXPECT_EQ(wgmmaForward(DType::F16, 128),
+            (std::vector<TileConfig>{
+                TileConfig(), sectionsOff, {0, 0, 3, 0}, {64, 0, 3, 0}}));
+  // D 192 keeps 64 keys (O's registers); three stages fit (48 + 144 KiB).
+  EXPECT_EQ(wgmmaForward(DType::BF16, 192),
+            (std::vector<TileConfig>{TileConfig(), sectionsOff,
+                                     {0, 0, 3, 0}}));
+  // D 256: a third stage would not fit beside Q (64 + 192 KiB).
+  EXPECT_EQ(wgmmaForward(DType::BF16, 256),
+            (std::vector<TileConfig>{TileConfig(), sectionsOff}));
+  // A block with less shared memory drops what does not fit it.
+  EXPECT_EQ(tuningCandidates(DType::BF16, 96, Entry::Forward, 96 * kKiB,
+                             /*wgmma=*/true),
+            (std::vector<TileConfig>{TileConfig(), sectionsOff,
+                                     {64, 0, 0, 0}}));
+  EXPECT_EQ((TileConfig{64, 0, 3, 0}).str(/*wgmma=*/true),
+            "block-n 64, stages 3");
+  EXPECT_EQ((TileConfig{64, 0, 0, 0}).str(/*wgmma=*/true),
+            "block-n 64, the compiler's stages");
+  EXPECT_EQ((TileConfig{0, 0, 3, 0}).str(/*wgmma=*/true),
+            "the compiler's block-n, stages 3");
   // The wgmma backward (D 32 to 128) tunes dQ's path instead: its own
   // kernel, or TMA reduce-adds from the dK/dV kernel; not where the
   // backward must be deterministic (or dQ by atomics is asked already),

@@ -238,10 +238,14 @@ inline constexpr int32_t wgmmaConsumerRegisters(int64_t groups,
 /// of 32 bytes a row, D 96: 3 of 64, D 192: 3 of 128), its 24 registers
 /// spilled 4-40 bytes an item (mha and vit at D 96 and 192, streaming at D
 /// 80-192; ptxas 13.0); their consumers fit in 232 without spills, and at D
-/// 256 they need 240 for O's 128.
+/// 256 they need 240 for O's 128. So does a ring of three stages (the
+/// tuner's candidates), whose slot and round take a division by three: 24
+/// spilled 4-16 bytes (mha, swa and streaming at D 32-128).
 inline constexpr bool wgmmaForwardWideProducer(int64_t headDim,
-                                               int64_t tmaBoxesPerRow) {
-  return tmaBoxesPerRow > 2 && headDim <= 192;
+                                               int64_t tmaBoxesPerRow,
+                                               int64_t stages = 2) {
+  return (tmaBoxesPerRow > 2 || (stages & (stages - 1)) != 0) &&
+         headDim <= 192;
 }
 /// Registers a thread of a block of `groups` consumers and a producer holds
 /// at entry (.minnctapersm 1: the register file over its threads, in

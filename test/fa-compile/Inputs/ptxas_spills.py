@@ -2,7 +2,11 @@
 compiled as the JIT compiles them: the head dim fixed, no split-KV or
 scalar kernels, bf16, sm_90a. Usage:
   ptxas_spills.py PTXAS FA_COMPILE SPECS_DIR D[,D...] SPEC [SPEC...]
-One line per kernel: "<spec> D<d> <kernel>: <n> bytes spill stores"."""
+  ptxas_spills.py --tiles BN:STAGES[,...] PTXAS FA_OPT SPECS_DIR D[,...] SPEC...
+The second form compiles through fa-opt's fa-lower-to-gpu pipeline with the
+wgmma forward's block-n and stages set (0: the compiler's), as the tuner's
+candidates ask for them. One line per kernel:
+"<spec> D<d> <kernel>: <n> bytes spill stores", the tiles after D."""
 import os
 import re
 import subprocess
@@ -16,31 +20,67 @@ def fixed_head_dim(text, d):
                   rf"tensor<\g<1>{d}x", text)
 
 
+def fa_compile_modules(fa_compile, spec):
+    """(kernel, PTX) of each module fa-compile writes for `spec`."""
+    ptx = subprocess.run(
+        [fa_compile, spec, "--arch", "sm_90a", "--dtype", "bf16",
+         "--split-kv=false", "--scalar-fallback=false", "-o", "-"],
+        check=True, capture_output=True, text=True).stdout
+    for module in re.split(r"^// fa-compile: ", ptx, flags=re.M)[1:]:
+        kernel, body = module.split("\n", 1)
+        yield kernel, body
+
+
+def unescape(text):
+    """An MLIR string attribute's text: \\XX hex escapes and \\\\, \\"."""
+    return re.sub(r'\\([0-9A-Fa-f]{2}|\\|")',
+                  lambda m: m.group(1) if len(m.group(1)) == 1
+                  else chr(int(m.group(1), 16)), text)
+
+
+def fa_opt_modules(fa_opt, spec, block_n, stages):
+    """(kernel, PTX) of each gpu.binary fa-opt's GPU pipeline makes for
+    `spec` with the tensor-core block-n and stages given."""
+    options = ("chip=sm_90a entries=forward split-kv=false "
+               f"scalar-fallback=false tensor-core-block-n={block_n} "
+               f"tensor-core-kv-stages={stages}")
+    ir = subprocess.run([fa_opt, spec, f"--fa-lower-to-gpu={options}"],
+                        check=True, capture_output=True, text=True).stdout
+    for m in re.finditer(r'gpu\.binary @(\w+) .*?assembly = "((?:[^"\\]|\\.)*)"',
+                         ir):
+        yield m.group(1), unescape(m.group(2))
+
+
 def main():
-    ptxas, fa_compile, specs, dims = sys.argv[1:5]
+    args = sys.argv[1:]
+    tiles = [None]
+    if args[0] == "--tiles":
+        tiles = [tuple(t.split(":")) for t in args[1].split(",")]
+        args = args[2:]
+    ptxas, tool, specs, dims = args[:4]
     with tempfile.TemporaryDirectory() as tmp:
-        for name in sys.argv[5:]:
+        for name in args[4:]:
             text = open(os.path.join(specs, name + ".mlir")).read()
             for d in dims.split(","):
                 spec = os.path.join(tmp, f"{name}_{d}.mlir")
                 open(spec, "w").write(fixed_head_dim(text, d))
-                ptx = subprocess.run(
-                    [fa_compile, spec, "--arch", "sm_90a", "--dtype", "bf16",
-                     "--split-kv=false", "--scalar-fallback=false", "-o", "-"],
-                    check=True, capture_output=True, text=True).stdout
-                for module in re.split(r"^// fa-compile: ", ptx,
-                                       flags=re.M)[1:]:
-                    kernel, body = module.split("\n", 1)
-                    if not re.search(r"_forward_wgmma_d\d+$", kernel):
-                        continue
-                    path = os.path.join(tmp, kernel + ".ptx")
-                    open(path, "w").write(body)
-                    report = subprocess.run(
-                        [ptxas, "-arch=sm_90a", "-v", path, "-o", os.devnull],
-                        check=True, capture_output=True, text=True).stderr
-                    stores = re.search(r"(\d+) bytes spill stores", report)
-                    print(f"{name} D{d} {kernel}: {stores.group(1)} bytes "
-                          "spill stores")
+                for tile in tiles:
+                    modules = fa_compile_modules(tool, spec) if tile is None \
+                        else fa_opt_modules(tool, spec, *tile)
+                    label = "" if tile is None else \
+                        f" block-n {tile[0]} stages {tile[1]}"
+                    for kernel, body in modules:
+                        if not re.search(r"_forward_wgmma_d\d+$", kernel):
+                            continue
+                        path = os.path.join(tmp, kernel + ".ptx")
+                        open(path, "w").write(body)
+                        report = subprocess.run(
+                            [ptxas, "-arch=sm_90a", "-v", path, "-o",
+                             os.devnull],
+                            check=True, capture_output=True, text=True).stderr
+                        stores = re.search(r"(\d+) bytes spill stores", report)
+                        print(f"{name} D{d}{label} {kernel}: "
+                              f"{stores.group(1)} bytes spill stores")
 
 
 if __name__ == "__main__":

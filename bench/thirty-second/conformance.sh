@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The thirty-second session's second call: the GPU conformance grid's
+# tensor-core part (every variant, bf16 and f16, forward and backward,
+# against float64) at every head dim, three runs at a time; then the
+# autotuner's new wgmma candidates (block-n, three stages) tuned and
+# checked on one causal D 128 and one D 64 shape. carry ["bundle"].
+source bench/lib/device.sh
+S=$OUT/summary.txt
+device_setup $S
+ALL=full,causal,window1,window16,window_wide,window16_sink1,window16_sink4,window16_sink20,full_sinks,causal_sinks,gpt_oss_like,causal_scale
+for dims in 32,80 96,192 256,64,128; do
+  ( timeout 300 python3 test/conformance/run.py "$R" kernels_spec /tmp/conf-$dims --target gpu --jobs 5 \
+      --variants $ALL --tensor-cores-only --gpu-head-dims $dims > $OUT/conformance-${dims//,/-}.log 2>&1
+    echo "conformance dims $dims rc=$? $(grep -E '^[0-9]+ cases|worst' $OUT/conformance-${dims//,/-}.log | tr '\n' ' ') (${SECONDS}s)" >> $S ) &
+done
+wait
+grep -h "FAILED" -A3 $OUT/conformance-*.log | head -20 >> $S
+for c in "causal 2,16,16,2048,2048,128" "streaming 2,16,16,2048,2048,64"; do
+  set -- $c
+  FA_CACHE_DIR=/tmp/c-tune FA_AUTOTUNE=1 timeout 150 "$R" kernels_spec/$1.mlir --target gpu --dtype bf16 --check --shape $2 \
+    > $OUT/tune-$1.log 2>&1
+  echo "tune $c rc=$? (${SECONDS}s)" >> $S
+  grep -i -E "tun|block-n|stages|o=" $OUT/tune-$1.log | head -20 >> $S
+done
+echo "done ${SECONDS}s" >> $S
+cat $S
