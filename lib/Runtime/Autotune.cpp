@@ -56,9 +56,9 @@ std::string TileConfig::str(bool wgmma) const {
 /// stages, and three stages of either block-n where they fit beside one
 /// copy of Q in `maxSharedBytes` (so that the compiler takes the block-n
 /// as asked, not a narrower one).
-static std::vector<TileConfig>
-wgmmaForwardCandidates(int64_t headDim, int64_t elementBytes,
-                       int64_t maxSharedBytes) {
+static std::vector<TileConfig> wgmmaForwardCandidates(int64_t headDim,
+                                                      int64_t elementBytes,
+                                                      int64_t maxSharedBytes) {
   std::vector<TileConfig> candidates = {TileConfig()};
   auto offer = [&](int64_t groups, int64_t section) {
     // K/V tiles and stages stay the wgmma forward's own (0): mma.sync's

@@ -93,10 +93,10 @@ struct TileConfig {
 /// sm_90a), the forward's candidates are consumer warpgroups (2, and 3 up
 /// to D 80) by grid order (sections of pairs, or one pair after another),
 /// and the wgmma forward's block-n and stages (warps 0: that kernel's
-/// tiles, not mma.sync's) instead, and the backward's at the wgmma backward's head dims dQ's own
-/// kernel against dQ by TMA reduce-adds from the dK/dV kernel; unless
-/// `dqAtomicsAllowed` is false (a deterministic backward, or dQ by atomics
-/// asked already), which leaves the default alone.
+/// tiles, not mma.sync's) instead, and the backward's at the wgmma backward's
+/// head dims dQ's own kernel against dQ by TMA reduce-adds from the dK/dV
+/// kernel; unless `dqAtomicsAllowed` is false (a deterministic backward, or dQ
+/// by atomics asked already), which leaves the default alone.
 std::vector<TileConfig> tuningCandidates(DType dtype, int64_t headDim,
                                          Entry entry, int64_t maxSharedBytes,
                                          bool wgmma = false,

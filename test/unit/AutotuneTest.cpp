@@ -147,16 +147,15 @@ TEST(AutotuneCandidates, FollowTheKernelsLimits) {
                 TileConfig(), sectionsOff, {0, 0, 3, 0}, {64, 0, 3, 0}}));
   // D 192 keeps 64 keys (O's registers); three stages fit (48 + 144 KiB).
   EXPECT_EQ(wgmmaForward(DType::BF16, 192),
-            (std::vector<TileConfig>{TileConfig(), sectionsOff,
-                                     {0, 0, 3, 0}}));
+            (std::vector<TileConfig>{TileConfig(), sectionsOff, {0, 0, 3, 0}}));
   // D 256: a third stage would not fit beside Q (64 + 192 KiB).
   EXPECT_EQ(wgmmaForward(DType::BF16, 256),
             (std::vector<TileConfig>{TileConfig(), sectionsOff}));
   // A block with less shared memory drops what does not fit it.
-  EXPECT_EQ(tuningCandidates(DType::BF16, 96, Entry::Forward, 96 * kKiB,
-                             /*wgmma=*/true),
-            (std::vector<TileConfig>{TileConfig(), sectionsOff,
-                                     {64, 0, 0, 0}}));
+  EXPECT_EQ(
+      tuningCandidates(DType::BF16, 96, Entry::Forward, 96 * kKiB,
+                       /*wgmma=*/true),
+      (std::vector<TileConfig>{TileConfig(), sectionsOff, {64, 0, 0, 0}}));
   EXPECT_EQ((TileConfig{64, 0, 3, 0}).str(/*wgmma=*/true),
             "block-n 64, stages 3");
   EXPECT_EQ((TileConfig{64, 0, 0, 0}).str(/*wgmma=*/true),
