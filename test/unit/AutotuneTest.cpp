@@ -101,56 +101,39 @@ TEST(AutotuneCandidates, FollowTheKernelsLimits) {
   twoGroups.wgmmaGroups = 2;
   TileConfig twoGroupsSectionsOff = twoGroups;
   twoGroupsSectionsOff.gridSection = 1;
-  auto wgmmaForward = [&](DType dtype, int64_t headDim) {
-    return tuningCandidates(dtype, headDim, Entry::Forward, kH100Shared,
-                            /*wgmma=*/true);
+  // The candidates at `headDim`: the warpgroup and grid-order ones (with
+  // two groups where the compiler takes three), then `tiles`.
+  auto expectWgmmaForward = [&](DType dtype, int64_t headDim, bool threeGroups,
+                                std::vector<TileConfig> tiles) {
+    std::vector<TileConfig> expected = {TileConfig(), sectionsOff};
+    if (threeGroups)
+      expected.insert(expected.end(), {twoGroups, twoGroupsSectionsOff});
+    expected.insert(expected.end(), tiles.begin(), tiles.end());
+    EXPECT_EQ(tuningCandidates(dtype, headDim, Entry::Forward, kH100Shared,
+                               /*wgmma=*/true),
+              expected)
+        << "D " << headDim;
   };
   // D 64: three consumers of 128 keys; 64 keys, and three stages of each
   // (192 rows of Q and 3 x 2 x 128 x 64 x 2 bytes of K/V: 120 KiB).
-  EXPECT_EQ(wgmmaForward(DType::BF16, 64),
-            (std::vector<TileConfig>{TileConfig(),
-                                     sectionsOff,
-                                     twoGroups,
-                                     twoGroupsSectionsOff,
-                                     {0, 0, 3, 0},
-                                     {64, 0, 0, 0},
-                                     {64, 0, 3, 0}}));
+  expectWgmmaForward(DType::BF16, 64, true,
+                     {{0, 0, 3, 0}, {64, 0, 0, 0}, {64, 0, 3, 0}});
   // D 80: three consumers take 112 keys, with no registers to spare for a
   // third stage of them.
-  EXPECT_EQ(wgmmaForward(DType::BF16, 80),
-            (std::vector<TileConfig>{TileConfig(),
-                                     sectionsOff,
-                                     twoGroups,
-                                     twoGroupsSectionsOff,
-                                     {64, 0, 0, 0},
-                                     {64, 0, 3, 0}}));
+  expectWgmmaForward(DType::BF16, 80, true, {{64, 0, 0, 0}, {64, 0, 3, 0}});
   // D 32 takes 64 keys; 128 is the other choice.
-  EXPECT_EQ(wgmmaForward(DType::F16, 32),
-            (std::vector<TileConfig>{TileConfig(),
-                                     sectionsOff,
-                                     twoGroups,
-                                     twoGroupsSectionsOff,
-                                     {0, 0, 3, 0},
-                                     {128, 0, 0, 0},
-                                     {128, 0, 3, 0}}));
+  expectWgmmaForward(DType::F16, 32, true,
+                     {{0, 0, 3, 0}, {128, 0, 0, 0}, {128, 0, 3, 0}});
+  expectWgmmaForward(DType::F16, 96, false,
+                     {{0, 0, 3, 0}, {64, 0, 0, 0}, {64, 0, 3, 0}});
   // D 128: three stages of 128 keys need 32 KiB of Q and 192 KiB of K/V,
-  // which with the barriers and the swizzle's alignment still fit 227 KiB.
-  EXPECT_EQ(wgmmaForward(DType::F16, 96),
-            (std::vector<TileConfig>{TileConfig(),
-                                     sectionsOff,
-                                     {0, 0, 3, 0},
-                                     {64, 0, 0, 0},
-                                     {64, 0, 3, 0}}));
-  // D 128's 64-key tiles come with three stages only (two spilled).
-  EXPECT_EQ(wgmmaForward(DType::F16, 128),
-            (std::vector<TileConfig>{
-                TileConfig(), sectionsOff, {0, 0, 3, 0}, {64, 0, 3, 0}}));
+  // which with the barriers and the swizzle's alignment still fit 227 KiB;
+  // its 64-key tiles come with three stages only (two spilled).
+  expectWgmmaForward(DType::F16, 128, false, {{0, 0, 3, 0}, {64, 0, 3, 0}});
   // D 192 keeps 64 keys (O's registers); three stages fit (48 + 144 KiB).
-  EXPECT_EQ(wgmmaForward(DType::BF16, 192),
-            (std::vector<TileConfig>{TileConfig(), sectionsOff, {0, 0, 3, 0}}));
+  expectWgmmaForward(DType::BF16, 192, false, {{0, 0, 3, 0}});
   // D 256: a third stage would not fit beside Q (64 + 192 KiB).
-  EXPECT_EQ(wgmmaForward(DType::BF16, 256),
-            (std::vector<TileConfig>{TileConfig(), sectionsOff}));
+  expectWgmmaForward(DType::BF16, 256, false, {});
   // A block with less shared memory drops what does not fit it.
   EXPECT_EQ(
       tuningCandidates(DType::BF16, 96, Entry::Forward, 96 * kKiB,
