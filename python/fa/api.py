@@ -513,6 +513,13 @@ def prepare_backward(q, k, v, causal, window, sink_tokens, sinks, scale,
     return program is not None
 
 
+def known_forward_call(q, k, v, causal, window, sink_tokens, sinks, scale):
+    """forward_call's _CheckedCall where a call of this signature ran
+    before, else None (nothing is checked or compiled)."""
+    return _known_call(_call_signature(q, k, v, causal, window, sink_tokens,
+                                       sinks, scale, False, "forward"))[1]
+
+
 def forward_call(q, k, v, causal, window, sink_tokens, sinks, scale):
     """The _CheckedCall of the op's forward on these arguments (checked and
     compiled at the first call of their signature)."""

@@ -149,9 +149,17 @@ def attention(q, k, v, causal, window, sink_tokens, sinks, scale,
     if torch.is_grad_enabled() and any(
             t is not None and t.requires_grad for t in (q, k, v, sinks)):
         # One lookup of the call's signature serves the forward and, once
-        # its backward is compiled, the check that it is.
-        record = api.forward_call(q, k, v, causal, window, sink_tokens,
-                                  sinks, scale)
+        # its backward is compiled, the check that it is. A new signature
+        # starts its backward's compile first, so that it runs beside the
+        # forward's own rather than after it (a cold forward and backward
+        # then cost the longer of the two compiles, not their sum).
+        record = api.known_forward_call(q, k, v, causal, window, sink_tokens,
+                                        sinks, scale)
+        if record is None:
+            api.prepare_backward(q, k, v, causal, window, sink_tokens, sinks,
+                                 scale, deterministic)
+            record = api.forward_call(q, k, v, causal, window, sink_tokens,
+                                      sinks, scale)
         if deterministic not in record.backwards_ready and \
                 api.prepare_backward(q, k, v, causal, window, sink_tokens,
                                      sinks, scale, deterministic):

@@ -627,6 +627,31 @@ def test_backward_compiles_beside_the_forward_only_when_gradients_are_needed(
     fa.clear_cache()
 
 
+def test_a_new_forward_needing_gradients_starts_the_backward_first():
+    # The backward's compile is under way before the forward's own starts,
+    # so that a cold forward and backward wait for the longer compile, not
+    # for both one after the other.
+    from fa import api
+    fa.clear_cache()
+    seen = []
+    real_compile = api._fa.Program.compile
+
+    def compile(*args, entry=None, **kwargs):
+        if entry == "forward":
+            seen.append(sorted(key[-1] for key in api._compiling))
+        return real_compile(*args, entry=entry, **kwargs)
+
+    api._fa.Program.compile = compile
+    try:
+        q = torch.randn(1, 2, 8, 16, requires_grad=True)
+        fa.attention(q, q, q, causal=True)
+    finally:
+        api._fa.Program.compile = real_compile
+    assert seen == [["backward"]]
+    fa.wait_for_compiles()
+    fa.clear_cache()
+
+
 def test_lse_gradient_is_refused_not_wrong():
     q = torch.randn(1, 2, 8, 16, requires_grad=True)
     o, lse = fa.attention(q, q, q, return_lse=True)
