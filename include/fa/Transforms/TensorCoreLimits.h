@@ -132,8 +132,10 @@ wgmmaOutputStagingBytes(int64_t groups, int64_t headDim, int64_t elementBytes) {
 /// and +9.3% (1k), mha +1.2% and +3.7%, GQA causal +2.7%; D 64 even to
 /// slower (causal -0.7%, full +0.4%, window 4096 0, window 1024 + 4 sink
 /// tokens -3.0% and -4.3%, gpt-oss full -1.8%), where the softmax, not the
-/// epilogue, holds three consumers. D 80 was not measured: it keeps D 64's
-/// stores.
+/// epilogue, holds three consumers. D 80 (three consumers) keeps D 64's
+/// stores: staged with two copies of Q it measured 2.7% slower at full 4k,
+/// 2.0% at causal 4k, 7.0% faster at causal 1k (H100, fa-run, one round;
+/// bench/NOTES.md, thirty-second session).
 inline constexpr int64_t kWgmmaStagedOutputMinHeadDim = 96;
 
 /// Whether a persistent wgmma forward at head dim `headDim` keeps two
@@ -144,7 +146,8 @@ inline constexpr int64_t kWgmmaStagedOutputMinHeadDim = 96;
 /// D 128 it lost 0.7-2.0% then, but once O left through TMA stores the
 /// epilogue no longer hid Q's copy (thirty-first session, beside the
 /// staging: mha D 96 +6.6%, causal D 128 1k +1.8%, 4k +0.7%, the rest
-/// even). D 80 keeps one copy (neither measured), D 192 and 256 too: a
+/// even). D 80 keeps one copy (two measured 4.8% slower at full 4k and
+/// 2.2% at causal 4k, H100, thirty-second session), D 192 and 256 too: a
 /// second would take the staging's room.
 inline constexpr bool wgmmaTwoQCopies(int64_t headDim) {
   return headDim <= 64 ||
