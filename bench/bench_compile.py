@@ -231,10 +231,13 @@ def main():
     out = common.CsvOut(args.csv, FIELDS)
     rows = []
     import bench_gpu
-    for case in args.cases.split(","):
-        variant, d = parse_case(case)
-        cfg = next(bench_gpu.configs([variant], [d], [SEQ]))
-        for impl in args.impls.split(","):
+    # Each impl's cases before the next impl's: under a time limit, fa's
+    # rows (first in --impls) are not lost to a peer's slow first calls
+    # (flex's torch.compile took a whole stage's limit on one case).
+    for impl in args.impls.split(","):
+        for case in args.cases.split(","):
+            variant, d = parse_case(case)
+            cfg = next(bench_gpu.configs([variant], [d], [SEQ]))
             if not bench_gpu.expresses(impl, cfg):
                 continue
             row = measure(impl, case, deadline)
