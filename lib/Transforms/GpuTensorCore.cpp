@@ -310,39 +310,6 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     return std::nullopt;
   }
 
-  /// The split-KV rules' arithmetic (tensor_core::keySplitsOf) as index
-  /// IR at the builder's point.
-  struct IndexOps {
-    TileBuilder &t;
-    ImplicitLocOpBuilder &b;
-    Value constant(int64_t v) const { return t.idx(v); }
-    Value add(Value x, Value y) const { return t.add(x, y); }
-    Value mul(Value x, Value y) const { return t.mul(x, y); }
-    Value ceilDiv(Value x, Value y) const {
-      return arith::CeilDivSIOp::create(b, x, y);
-    }
-    Value floorDiv(Value x, Value y) const {
-      return arith::FloorDivSIOp::create(b, x, y);
-    }
-    Value min(Value x, Value y) const { return t.min(x, y); }
-    Value clamp(Value x, Value lo, Value hi) const {
-      return t.clamp(x, lo, hi);
-    }
-    Value lessThan(Value x, Value y) const {
-      return t.cmp(arith::CmpIPredicate::slt, x, y);
-    }
-    Value lessEqual(Value x, Value y) const {
-      return t.cmp(arith::CmpIPredicate::sle, x, y);
-    }
-    Value greaterThan(Value x, Value y) const {
-      return t.cmp(arith::CmpIPredicate::sgt, x, y);
-    }
-    Value andOf(Value x, Value y) const {
-      return arith::AndIOp::create(b, x, y);
-    }
-    Value orOf(Value x, Value y) const { return arith::OrIOp::create(b, x, y); }
-    Value select(Value c, Value x, Value y) const { return t.select(c, x, y); }
-  };
 
   /// The blocks the split-KV forward splits each query block's keys
   /// into, computed at `b` as tensor_core::keySplitsOf: 1 (no split) where
@@ -357,7 +324,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     // The split kernel's blocks hold a kv head's group of query heads
     // (MmaSync.cpp, packedGroupRows), 16 rows per warp.
     return tensor_core::forwardKeySplitsOf(
-        IndexOps{t, b}, dims.batch, dims.sq, dims.group, dims.hkv, dims.sk,
+        t.indexOps(), dims.batch, dims.sq, dims.group, dims.hkv, dims.sk,
         variant.window, variant.sinkTokens, 16 * forwardWarps, blockN, sms);
   }
 
@@ -377,7 +344,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     // (A block's 16 * forwardWarps rows are at least kPackedGroupRows.)
     Value split = arith::AndIOp::create(
         b, layoutOk,
-        tensor_core::takesSplitKvOf(IndexOps{t, b}, splits, dims.sq, dims.group,
+        tensor_core::takesSplitKvOf(t.indexOps(), splits, dims.sq, dims.group,
                                     d));
     return dispatch(
         first, last, split, d, element, (prefix + "_split_kv").str(),

@@ -411,14 +411,49 @@ protected:
   }
   /// `x` (a natural-log-domain value) times log2 e.
   Value toBase2(Value x) { return fmul(x, flt(kLog2E)); }
-  /// Whether accumulator element (nt, e) of the key tile at n0 survives the
-  /// mask on a boundary tile: rows `rowOf`, keys below `keyHi`.
-  Value keyTileMask(const Variant &variant, const Dims &dims,
-                    ArrayRef<Value> rowOf, Value n0, int64_t nt, int64_t e,
-                    Value keyHi) {
-    Value j = add(add(n0, idx(nt * 8 + e % 2)), mul(quadTid, idx(2)));
-    return arith::AndIOp::create(b, allowed(variant, dims, rowOf[e / 2], j),
-                                 cmp(arith::CmpIPredicate::slt, j, keyHi));
+  /// A boundary tile's mask for this lane's rows `rowOf` and its keys of
+  /// the `nTiles` 8-key accumulator tiles at n0 below `keyHi`: per row the
+  /// bounds (keyOffsetBoundsOf, in i32) on the offsets c = 8 nt + e % 2 of
+  /// keys n0 + 2 quadTid + c, computed once a tile.
+  using KeyTileMask = std::array<tensor_core::KeyOffsetBounds<Value>, 2>;
+  KeyTileMask keyTileMask(const Variant &variant, const Dims &dims,
+                          ArrayRef<Value> rowOf, Value n0, Value keyHi,
+                          int64_t nTiles) {
+    Value base = add(n0, mul(quadTid, idx(2)));
+    // In 32 bits through a move LLVM cannot look through: it knows each
+    // bound lies in [0, 8 nTiles] and folded the truncation away, leaving
+    // two-instruction 64-bit compares of each element.
+    auto narrow = [&](Value v) -> Value {
+      if (!v)
+        return v;
+      return LLVM::InlineAsmOp::create(
+                 b, b.getI32Type(),
+                 ValueRange{
+                     arith::IndexCastOp::create(b, b.getI32Type(), v)},
+                 "mov.b32 $0, $1;", "=r,r", /*has_side_effects=*/false,
+                 /*is_align_stack=*/false,
+                 LLVM::tailcallkind::TailCallKind::None,
+                 LLVM::AsmDialectAttr::get(b.getContext(),
+                                           LLVM::AsmDialect::AD_ATT),
+                 /*operand_attrs=*/ArrayAttr())
+          .getResult(0);
+    };
+    KeyTileMask mask;
+    for (int64_t r = 0; r < 2; ++r) {
+      auto bounds = tensor_core::keyOffsetBoundsOf(
+          indexOps(), base, 8 * nTiles, rowOf[r], dims.sk, dims.offset, keyHi,
+          dims.keyStart, variant.causal, variant.window, variant.sinkTokens);
+      mask[r] = {narrow(bounds.hi), narrow(bounds.lo), narrow(bounds.sinkHi)};
+    }
+    return mask;
+  }
+  /// Whether accumulator element (nt, e) survives `mask`: a compare or two
+  /// of its constant offset.
+  Value keyTileVisible(const Variant &variant, const KeyTileMask &mask,
+                       int64_t nt, int64_t e) {
+    Value c = arith::ConstantIntOp::create(b, nt * 8 + e % 2, 32);
+    return tensor_core::keyOffsetVisibleOf(indexOps(), mask[e / 2], c,
+                                           variant.window, variant.sinkTokens);
   }
   /// The forward's lse in base 2 and D = rowsum(dO * o) of query row `row`
   /// of this block's head.
@@ -528,11 +563,13 @@ protected:
     SmallVector<Value> grads =
         maskedOrNot(bool(keyHi), maskWhen, 2 * nTiles * 4, [&](bool maskHere) {
           SmallVector<Value> out(2 * nTiles * 4);
+          KeyTileMask mask;
+          if (maskHere)
+            mask = keyTileMask(variant, dims, rowOf, n0, keyHi, nTiles);
           for (int64_t nt = 0; nt < nTiles; ++nt)
             for (int64_t e = 0; e < 4; ++e) {
               Value ok =
-                  maskHere ? keyTileMask(variant, dims, rowOf, n0, nt, e, keyHi)
-                           : Value();
+                  maskHere ? keyTileVisible(variant, mask, nt, e) : Value();
               std::tie(out[nt * 4 + e], out[(nTiles + nt) * 4 + e]) =
                   probAndGrad(s[nt][e], dp[nt][e], scaleLog2, lse2[e / 2],
                               rowDot[e / 2], ok);
@@ -935,10 +972,12 @@ protected:
     SmallVector<Value> scores =
         maskedOrNot(bool(keyHi), maskWhen, nTiles * 4, [&](bool masked) {
           SmallVector<Value> out;
+          KeyTileMask mask;
+          if (masked)
+            mask = keyTileMask(variant, dims, rowOf, n0, keyHi, nTiles);
           for (int64_t nt = 0; nt < nTiles; ++nt)
             for (int64_t e = 0; e < 4; ++e)
-              out.push_back(masked ? select(keyTileMask(variant, dims, rowOf,
-                                                        n0, nt, e, keyHi),
+              out.push_back(masked ? select(keyTileVisible(variant, mask, nt, e),
                                             s[nt][e], negInf())
                                    : s[nt][e]);
           return out;

@@ -323,6 +323,46 @@ public:
   /// type.
   mlir::Value scoreScale(const Variant &v, mlir::Value d);
 
+  /// The rules TensorCoreLimits.h writes over any arithmetic (keySplitsOf,
+  /// keyOffsetBoundsOf) as index IR at this builder's point; the runtime
+  /// and the unit tests ask the same rules on int64_t (IntegerOps).
+  struct IndexOps {
+    TileBuilder &t;
+    mlir::Value constant(int64_t v) const { return t.idx(v); }
+    mlir::Value add(mlir::Value x, mlir::Value y) const { return t.add(x, y); }
+    mlir::Value sub(mlir::Value x, mlir::Value y) const { return t.sub(x, y); }
+    mlir::Value mul(mlir::Value x, mlir::Value y) const { return t.mul(x, y); }
+    mlir::Value ceilDiv(mlir::Value x, mlir::Value y) const {
+      return mlir::arith::CeilDivSIOp::create(t.b, x, y);
+    }
+    mlir::Value floorDiv(mlir::Value x, mlir::Value y) const {
+      return mlir::arith::FloorDivSIOp::create(t.b, x, y);
+    }
+    mlir::Value min(mlir::Value x, mlir::Value y) const { return t.min(x, y); }
+    mlir::Value clamp(mlir::Value x, mlir::Value lo, mlir::Value hi) const {
+      return t.clamp(x, lo, hi);
+    }
+    mlir::Value lessThan(mlir::Value x, mlir::Value y) const {
+      return t.cmp(mlir::arith::CmpIPredicate::slt, x, y);
+    }
+    mlir::Value lessEqual(mlir::Value x, mlir::Value y) const {
+      return t.cmp(mlir::arith::CmpIPredicate::sle, x, y);
+    }
+    mlir::Value greaterThan(mlir::Value x, mlir::Value y) const {
+      return t.cmp(mlir::arith::CmpIPredicate::sgt, x, y);
+    }
+    mlir::Value andOf(mlir::Value x, mlir::Value y) const {
+      return mlir::arith::AndIOp::create(t.b, x, y);
+    }
+    mlir::Value orOf(mlir::Value x, mlir::Value y) const {
+      return mlir::arith::OrIOp::create(t.b, x, y);
+    }
+    mlir::Value select(mlir::Value c, mlir::Value x, mlir::Value y) const {
+      return t.select(c, x, y);
+    }
+  };
+  IndexOps indexOps() { return IndexOps{*this}; }
+
 protected:
   mlir::ImplicitLocOpBuilder &b;
   mlir::FloatType acc;

@@ -285,14 +285,15 @@ inline constexpr int64_t kMinSplitKeyTiles = 4;
 /// gives a block that opts in.
 inline constexpr int64_t kSplitKvSharedBytes = 96 * 1024;
 /// The split-KV rules below are written once over any kind of number:
-/// `ops` gives constant, add, mul, ceilDiv, floorDiv, min, clamp, lessThan,
-/// lessEqual, greaterThan, andOf, orOf and select for it. The runtime asks them
+/// `ops` gives constant, add, sub, mul, ceilDiv, floorDiv, min, clamp,
+/// lessThan, lessEqual, greaterThan, andOf, orOf and select for it. The runtime asks them
 /// on int64_t (IntegerOps) before compiling the split kernels; those kernels'
 /// host code builds them in IR (GpuTensorCore.cpp), so the two cannot
 /// drift apart.
 struct IntegerOps {
   constexpr int64_t constant(int64_t v) const { return v; }
   constexpr int64_t add(int64_t x, int64_t y) const { return x + y; }
+  constexpr int64_t sub(int64_t x, int64_t y) const { return x - y; }
   constexpr int64_t mul(int64_t x, int64_t y) const { return x * y; }
   constexpr int64_t ceilDiv(int64_t x, int64_t y) const {
     return (x + y - 1) / y; // operands positive here
@@ -377,6 +378,57 @@ static_assert(
     keySplitsOf(IntegerOps(), int64_t(132), int64_t(100), int64_t(132)) == 1 &&
     keySplitsOf(IntegerOps(), int64_t(10), int64_t(8), int64_t(132)) == 2 &&
     takesSplitKv(1, 1, 8, 128) && !takesSplitKv(1, 1000, 1, 128));
+/// A boundary key tile's mask for one query row, as bounds on the offsets
+/// c in [0, width) of a lane's keys j = base + c within the tile: key j is
+/// visible to query row `row` (TileBuilder::allowed: j < Sk; j <= row +
+/// offset under a causal mask; under a window of W keys, j > row + offset
+/// - W or, with T sink tokens, j < keyStart + T) and below the phase's
+/// `keyHi` iff c < hi and, under a window, c >= lo or c < sinkHi. Each
+/// bound is clamped to [0, width], which keeps every answer for c in
+/// [0, width) and lets the kernels compare in 32 bits: one compare of a
+/// constant c a bound per element and row, where allowed's form took three
+/// 64-bit compares and their address arithmetic (848 instructions a masked
+/// tile against 447 unmasked, causal D 64 wgmma forward, SASS).
+template <typename Num> struct KeyOffsetBounds {
+  Num hi, lo, sinkHi;
+};
+template <typename Ops, typename Num>
+constexpr KeyOffsetBounds<Num>
+keyOffsetBoundsOf(const Ops &ops, Num base, int64_t width, Num row, Num sk,
+                  Num offset, Num keyHi, Num keyStart, bool causal,
+                  std::optional<int64_t> window, int64_t sinkTokens) {
+  auto bound = [&](Num limit) {
+    return ops.clamp(ops.sub(limit, base), ops.constant(0),
+                     ops.constant(width));
+  };
+  Num diag = ops.add(row, offset);
+  Num hi = ops.min(sk, keyHi);
+  if (causal)
+    hi = ops.min(hi, ops.add(diag, ops.constant(1)));
+  KeyOffsetBounds<Num> bounds{bound(hi), Num(), Num()};
+  if (window) {
+    bounds.lo = bound(ops.add(diag, ops.constant(1 - *window)));
+    if (sinkTokens > 0)
+      bounds.sinkHi = bound(ops.add(keyStart, ops.constant(sinkTokens)));
+  }
+  return bounds;
+}
+/// Whether offset `c` passes `bounds` (keyOffsetBoundsOf of a variant with
+/// `window` and `sinkTokens`).
+template <typename Ops, typename Num>
+constexpr auto keyOffsetVisibleOf(const Ops &ops,
+                                  const KeyOffsetBounds<Num> &bounds, Num c,
+                                  std::optional<int64_t> window,
+                                  int64_t sinkTokens) {
+  auto ok = ops.lessThan(c, bounds.hi);
+  if (!window)
+    return ok;
+  auto inWindow = ops.lessEqual(bounds.lo, c);
+  if (sinkTokens > 0)
+    inWindow = ops.orOf(inWindow, ops.lessThan(c, bounds.sinkHi));
+  return ops.andOf(ok, inWindow);
+}
+
 /// (batch, head) pairs whose query tiles a forward grid interleaves, the
 /// longest causal tiles of the section first (queryBlock), by default:
 /// enough blocks per section to fill the GPU's last wave with short ones,
