@@ -411,6 +411,23 @@ protected:
   }
   /// `x` (a natural-log-domain value) times log2 e.
   Value toBase2(Value x) { return fmul(x, flt(kLog2E)); }
+  /// A mask bound (keyOffsetBoundsOf, queryOffsetBoundsOf: in [0, 8
+  /// nTiles]) in 32 bits, through a move LLVM cannot look through: knowing
+  /// the range it folded the truncation away, which left two-instruction
+  /// 64-bit compares of each element. Null stays null.
+  Value narrowBound(Value bound) {
+    if (!bound)
+      return bound;
+    return LLVM::InlineAsmOp::create(
+               b, b.getI32Type(),
+               ValueRange{arith::IndexCastOp::create(b, b.getI32Type(), bound)},
+               "mov.b32 $0, $1;", "=r,r", /*has_side_effects=*/false,
+               /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+               LLVM::AsmDialectAttr::get(b.getContext(),
+                                         LLVM::AsmDialect::AD_ATT),
+               /*operand_attrs=*/ArrayAttr())
+        .getResult(0);
+  }
   /// A boundary tile's mask for this lane's rows `rowOf` and its keys of
   /// the `nTiles` 8-key accumulator tiles at n0 below `keyHi`: per row the
   /// bounds (keyOffsetBoundsOf, in i32) on the offsets c = 8 nt + e % 2 of
@@ -420,30 +437,13 @@ protected:
                           ArrayRef<Value> rowOf, Value n0, Value keyHi,
                           int64_t nTiles) {
     Value base = add(n0, mul(quadTid, idx(2)));
-    // In 32 bits through a move LLVM cannot look through: it knows each
-    // bound lies in [0, 8 nTiles] and folded the truncation away, leaving
-    // two-instruction 64-bit compares of each element.
-    auto narrow = [&](Value v) -> Value {
-      if (!v)
-        return v;
-      return LLVM::InlineAsmOp::create(
-                 b, b.getI32Type(),
-                 ValueRange{
-                     arith::IndexCastOp::create(b, b.getI32Type(), v)},
-                 "mov.b32 $0, $1;", "=r,r", /*has_side_effects=*/false,
-                 /*is_align_stack=*/false,
-                 LLVM::tailcallkind::TailCallKind::None,
-                 LLVM::AsmDialectAttr::get(b.getContext(),
-                                           LLVM::AsmDialect::AD_ATT),
-                 /*operand_attrs=*/ArrayAttr())
-          .getResult(0);
-    };
     KeyTileMask mask;
     for (int64_t r = 0; r < 2; ++r) {
       auto bounds = tensor_core::keyOffsetBoundsOf(
           indexOps(), base, 8 * nTiles, rowOf[r], dims.sk, dims.offset, keyHi,
           dims.keyStart, variant.causal, variant.window, variant.sinkTokens);
-      mask[r] = {narrow(bounds.hi), narrow(bounds.lo), narrow(bounds.sinkHi)};
+      mask[r] = {narrowBound(bounds.hi), narrowBound(bounds.lo),
+                 narrowBound(bounds.sinkHi)};
     }
     return mask;
   }
@@ -522,6 +522,18 @@ protected:
     SmallVector<Value> grads =
         maskedOrNot(masked, maskWhen, 2 * nTiles * 4, [&](bool maskHere) {
           SmallVector<Value> out(2 * nTiles * 4);
+          // Per key, bounds on the tile's query offsets (queryOffsetBoundsOf,
+          // in 32 bits): a compare or two of each element's constant offset.
+          std::array<tensor_core::KeyOffsetBounds<Value>, 2> bounds;
+          if (maskHere)
+            for (int64_t half = 0; half < 2; ++half) {
+              auto ofKey = tensor_core::queryOffsetBoundsOf(
+                  indexOps(), add(m0, mul(quadTid, idx(2))), 8 * nTiles,
+                  keyOf[half], dims.sq, dims.sk, dims.offset, dims.keyStart,
+                  variant.causal, variant.window, variant.sinkTokens);
+              bounds[half] = {narrowBound(ofKey.hi), narrowBound(ofKey.lo),
+                              Value()};
+            }
           for (int64_t nt = 0; nt < nTiles; ++nt)
             for (int64_t col = 0; col < 2; ++col) {
               Value i = column(nt, col);
@@ -532,9 +544,11 @@ protected:
                 int64_t e = 2 * half + col;
                 Value ok;
                 if (maskHere)
-                  ok = arith::AndIOp::create(
-                      b, allowed(variant, dims, i, keyOf[half]),
-                      cmp(arith::CmpIPredicate::slt, i, dims.sq));
+                  ok = tensor_core::queryOffsetVisibleOf(
+                      indexOps(), bounds[half],
+                      arith::ConstantIntOp::create(b, nt * 8 + col, 32)
+                          .getResult(),
+                      variant.causal);
                 std::tie(out[nt * 4 + e], out[(nTiles + nt) * 4 + e]) =
                     probAndGrad(s[nt][e], dp[nt][e], scaleLog2, lse2, rowDot,
                                 ok);

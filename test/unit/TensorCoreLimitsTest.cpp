@@ -73,4 +73,43 @@ TEST(KeyOffsetBounds, AgreeWithTheMaskOnEveryKeyOfATile) {
   EXPECT_GT(checked, 1000000);
 }
 
+TEST(QueryOffsetBounds, AgreeWithTheMaskOnEveryQueryOfATile) {
+  constexpr int64_t kWidth = 16;
+  const std::optional<int64_t> windows[] = {std::nullopt, 1, 3, 16, 1000};
+  int64_t checked = 0;
+  for (bool causal : {false, true})
+    for (std::optional<int64_t> window : windows)
+      for (int64_t sinkTokens : {0, 1, 4})
+        for (int64_t offset : {-5, 0, 7})
+          for (int64_t sq : {0, 1, 9, 40})
+            for (int64_t sk : {1, 9, 40})
+              for (int64_t keyStart : {0, 3})
+                for (int64_t key = -2; key < 44; ++key)
+                  for (int64_t base = -20; base < 48; base += 3) {
+                    if (sinkTokens && !window)
+                      continue;
+                    auto bounds = queryOffsetBoundsOf(
+                        IntegerOps(), base, kWidth, key, sq, sk, offset,
+                        keyStart, causal, window, sinkTokens);
+                    for (int64_t c = 0; c < kWidth; ++c) {
+                      int64_t i = base + c;
+                      bool expected = allowed(i, key, sk, offset, keyStart,
+                                              causal, window, sinkTokens) &&
+                                      i < sq;
+                      ASSERT_EQ(queryOffsetVisibleOf(IntegerOps(), bounds, c,
+                                                     causal),
+                                expected)
+                          << "causal " << causal << " window "
+                          << window.value_or(-1) << " sinks " << sinkTokens
+                          << " offset " << offset << " sq " << sq << " sk "
+                          << sk << " keyStart " << keyStart << " key " << key
+                          << " query " << i;
+                      ++checked;
+                    }
+                    EXPECT_TRUE(bounds.hi >= 0 && bounds.hi <= kWidth &&
+                                bounds.lo >= 0 && bounds.lo <= kWidth);
+                  }
+  EXPECT_GT(checked, 1000000);
+}
+
 } // namespace

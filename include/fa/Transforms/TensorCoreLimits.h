@@ -429,6 +429,45 @@ constexpr auto keyOffsetVisibleOf(const Ops &ops,
   return ops.andOf(ok, inWindow);
 }
 
+/// The transposed form, for the dK/dV kernels' tiles (rows of keys,
+/// columns of queries): bounds on the offsets c in [0, width) of a lane's
+/// queries i = base + c such that key `key` is visible to query i
+/// (TileBuilder::allowed, as above) and i < Sq iff lo <= c < hi. The causal
+/// term bounds c below, the window's above (unless `key` is a sink token,
+/// which every later query sees); a key past Sk is seen by none.
+template <typename Ops, typename Num>
+constexpr KeyOffsetBounds<Num>
+queryOffsetBoundsOf(const Ops &ops, Num base, int64_t width, Num key, Num sq,
+                    Num sk, Num offset, Num keyStart, bool causal,
+                    std::optional<int64_t> window, int64_t sinkTokens) {
+  auto bound = [&](Num limit) {
+    return ops.clamp(ops.sub(limit, base), ops.constant(0),
+                     ops.constant(width));
+  };
+  // key <= i + offset, i.e. i >= key - offset.
+  Num first = ops.sub(key, offset);
+  Num end = sq;
+  if (window) {
+    // key > i + offset - W, i.e. i < key - offset + W.
+    Num windowEnd = ops.add(first, ops.constant(*window));
+    if (sinkTokens > 0)
+      windowEnd = ops.select(
+          ops.lessThan(key, ops.add(keyStart, ops.constant(sinkTokens))), sq,
+          windowEnd);
+    end = ops.min(end, windowEnd);
+  }
+  end = ops.select(ops.lessThan(key, sk), end, base);
+  return {bound(end), causal ? bound(first) : ops.constant(0), Num()};
+}
+/// Whether query offset `c` passes `bounds` (queryOffsetBoundsOf).
+template <typename Ops, typename Num>
+constexpr auto queryOffsetVisibleOf(const Ops &ops,
+                                    const KeyOffsetBounds<Num> &bounds, Num c,
+                                    bool causal) {
+  auto ok = ops.lessThan(c, bounds.hi);
+  return causal ? ops.andOf(ok, ops.lessEqual(bounds.lo, c)) : ok;
+}
+
 /// (batch, head) pairs whose query tiles a forward grid interleaves, the
 /// longest causal tiles of the section first (queryBlock), by default:
 /// enough blocks per section to fill the GPU's last wave with short ones,
