@@ -12,6 +12,11 @@
 #   device_sanitize SPEC SHAPE [FLAGS...]
 #                            memcheck and racecheck of one fa-run --check,
 #                            a line each in SUMMARY
+#   device_conformance D,D [D,D ...]
+#                            run.py's tensor-core grid (every variant, bf16
+#                            and f16, forward and backward, against float64)
+#                            at each pair of head dims, the pairs at once;
+#                            a line each in SUMMARY, the logs into $OUT
 #   device_bench_rows CSV    prints bench_gpu.py's rows: impl, variant, d,
 #                            s, forward and backward TFLOP/s, status
 
@@ -42,6 +47,19 @@ device_sanitize() {
       "$R" "kernels_spec/$spec.mlir" --target gpu --dtype bf16 --check "$@" --shape "$shape" > "$log" 2>&1
     echo "$spec $shape $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tr '\n' ' ')" >> "$DEVICE_SUMMARY"
   done
+}
+
+device_conformance() {
+  local all=full,causal,window1,window16,window_wide,window16_sink1,window16_sink4,window16_sink20,full_sinks,causal_sinks,gpt_oss_like,causal_scale
+  local dims log
+  for dims in "$@"; do
+    log=$OUT/conformance-${dims//,/-}.log
+    ( timeout 300 python3 test/conformance/run.py "$R" kernels_spec /tmp/conf-$dims --target gpu --jobs 5 \
+        --variants $all --tensor-cores-only --gpu-head-dims $dims > "$log" 2>&1
+      echo "conformance dims $dims rc=$? $(grep -E '^[0-9]+ cases|worst' "$log" | tr '\n' ' ') (${SECONDS}s)" >> "$DEVICE_SUMMARY" ) &
+  done
+  wait
+  grep -h "FAILED" -A3 "$OUT"/conformance-*.log | head -20 >> "$DEVICE_SUMMARY"
 }
 
 device_bench_rows() {

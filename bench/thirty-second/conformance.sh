@@ -7,14 +7,7 @@
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
-ALL=full,causal,window1,window16,window_wide,window16_sink1,window16_sink4,window16_sink20,full_sinks,causal_sinks,gpt_oss_like,causal_scale
-for dims in 32,80 96,192 256,64,128; do
-  ( timeout 300 python3 test/conformance/run.py "$R" kernels_spec /tmp/conf-$dims --target gpu --jobs 5 \
-      --variants $ALL --tensor-cores-only --gpu-head-dims $dims > $OUT/conformance-${dims//,/-}.log 2>&1
-    echo "conformance dims $dims rc=$? $(grep -E '^[0-9]+ cases|worst' $OUT/conformance-${dims//,/-}.log | tr '\n' ' ') (${SECONDS}s)" >> $S ) &
-done
-wait
-grep -h "FAILED" -A3 $OUT/conformance-*.log | head -20 >> $S
+device_conformance 32,80 96,192 256,64,128
 for c in "causal 2,16,16,2048,2048,128" "streaming 2,16,16,2048,2048,64"; do
   set -- $c
   FA_CACHE_DIR=/tmp/c-tune FA_AUTOTUNE=1 timeout 150 "$R" kernels_spec/$1.mlir --target gpu --dtype bf16 --check --shape $2 \

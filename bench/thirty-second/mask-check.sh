@@ -9,14 +9,7 @@
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
-ALL=full,causal,window1,window16,window_wide,window16_sink1,window16_sink4,window16_sink20,full_sinks,causal_sinks,gpt_oss_like,causal_scale
-for dims in 64,128 32,80; do
-  ( timeout 300 python3 test/conformance/run.py "$R" kernels_spec /tmp/conf-$dims --target gpu --jobs 6 \
-      --variants $ALL --tensor-cores-only --gpu-head-dims $dims > $OUT/conformance-${dims//,/-}.log 2>&1
-    echo "conformance dims $dims rc=$? $(grep -E '^[0-9]+ cases|worst' $OUT/conformance-${dims//,/-}.log | tr '\n' ' ') (${SECONDS}s)" >> $S ) &
-done
-wait
-grep -h "FAILED" -A3 $OUT/conformance-*.log | head -20 >> $S
+device_conformance 64,128 32,80
 for c in "causal 1,4,4,197,197,64" "streaming 1,4,4,1100,1100,128" "gpt_oss 1,64,8,300,300,64" "causal 1,28,4,1,3000,128"; do
   device_sanitize $c --backward
 done

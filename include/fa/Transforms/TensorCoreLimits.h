@@ -392,24 +392,30 @@ static_assert(
 template <typename Num> struct KeyOffsetBounds {
   Num hi, lo, sinkHi;
 };
+/// `limit` as a bound on offsets c in [0, width) from `base`: c < bound iff
+/// base + c < limit, and likewise >=, clamped to [0, width].
+template <typename Ops, typename Num>
+constexpr Num offsetBoundOf(const Ops &ops, Num base, int64_t width,
+                            Num limit) {
+  return ops.clamp(ops.sub(limit, base), ops.constant(0), ops.constant(width));
+}
 template <typename Ops, typename Num>
 constexpr KeyOffsetBounds<Num>
 keyOffsetBoundsOf(const Ops &ops, Num base, int64_t width, Num row, Num sk,
                   Num offset, Num keyHi, Num keyStart, bool causal,
                   std::optional<int64_t> window, int64_t sinkTokens) {
-  auto bound = [&](Num limit) {
-    return ops.clamp(ops.sub(limit, base), ops.constant(0),
-                     ops.constant(width));
-  };
   Num diag = ops.add(row, offset);
   Num hi = ops.min(sk, keyHi);
   if (causal)
     hi = ops.min(hi, ops.add(diag, ops.constant(1)));
-  KeyOffsetBounds<Num> bounds{bound(hi), Num(), Num()};
+  KeyOffsetBounds<Num> bounds{offsetBoundOf(ops, base, width, hi), Num(),
+                              Num()};
   if (window) {
-    bounds.lo = bound(ops.add(diag, ops.constant(1 - *window)));
+    bounds.lo = offsetBoundOf(ops, base, width,
+                              ops.add(diag, ops.constant(1 - *window)));
     if (sinkTokens > 0)
-      bounds.sinkHi = bound(ops.add(keyStart, ops.constant(sinkTokens)));
+      bounds.sinkHi = offsetBoundOf(
+          ops, base, width, ops.add(keyStart, ops.constant(sinkTokens)));
   }
   return bounds;
 }
@@ -440,10 +446,6 @@ constexpr KeyOffsetBounds<Num>
 queryOffsetBoundsOf(const Ops &ops, Num base, int64_t width, Num key, Num sq,
                     Num sk, Num offset, Num keyStart, bool causal,
                     std::optional<int64_t> window, int64_t sinkTokens) {
-  auto bound = [&](Num limit) {
-    return ops.clamp(ops.sub(limit, base), ops.constant(0),
-                     ops.constant(width));
-  };
   // key <= i + offset, i.e. i >= key - offset.
   Num first = ops.sub(key, offset);
   Num end = sq;
@@ -457,7 +459,9 @@ queryOffsetBoundsOf(const Ops &ops, Num base, int64_t width, Num key, Num sq,
     end = ops.min(end, windowEnd);
   }
   end = ops.select(ops.lessThan(key, sk), end, base);
-  return {bound(end), causal ? bound(first) : ops.constant(0), Num()};
+  return {offsetBoundOf(ops, base, width, end),
+          causal ? offsetBoundOf(ops, base, width, first) : ops.constant(0),
+          Num()};
 }
 /// Whether query offset `c` passes `bounds` (queryOffsetBoundsOf).
 template <typename Ops, typename Num>
