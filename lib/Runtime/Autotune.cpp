@@ -81,16 +81,19 @@ static std::vector<TileConfig> wgmmaForwardCandidates(int64_t headDim,
   else if (headDim <= 64)
     blockNs.push_back(128);
   int64_t budget = std::min(maxSharedBytes, tensor_core::kHopperSharedBytes);
+  // The tiles whose kernels spilled (ptxas 13.0; test/fa-compile/
+  // spills-tuned.test): three consumers of D 80's own 112 keys have no
+  // registers left for a third stage's slot arithmetic (swa, 16 bytes in
+  // each), and two stages of 64 keys at D 128 spilled 4 bytes in mha's
+  // producer at 24 registers.
+  auto spills = [&](int64_t blockN, int64_t stages) {
+    return (headDim == 80 && blockN == ownBlockN && stages == 3) ||
+           (headDim == 128 && blockN == 64 && !stages);
+  };
   for (int64_t blockN : blockNs)
     for (int64_t stages : {0, 3}) {
-      // 0: the compiler's stages, two where they fit, else one. Three
-      // consumers of 112 keys at D 80 have no registers left for a third
-      // stage's slot arithmetic (swa spilled 16 bytes in each), and at D
-      // 128 two stages of 64 keys spilled 4 bytes in mha's producer at 24
-      // registers (ptxas 13.0; test/fa-compile/spills-tuned.test).
-      if ((blockN == ownBlockN && !stages) ||
-          (stages == 3 && groups > 2 && blockN > 64 && headDim > 64) ||
-          (headDim == 128 && blockN == 64 && !stages) ||
+      // 0: the compiler's stages, two where they fit, else one.
+      if ((blockN == ownBlockN && !stages) || spills(blockN, stages) ||
           tensor_core::wgmmaForwardSharedBytes(64 * groups, blockN,
                                                std::max<int64_t>(stages, 1),
                                                headDim, elementBytes) > budget)

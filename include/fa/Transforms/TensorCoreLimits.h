@@ -9,6 +9,8 @@
 #ifndef FA_TRANSFORMS_TENSORCORELIMITS_H
 #define FA_TRANSFORMS_TENSORCORELIMITS_H
 
+#include "llvm/Support/MathExtras.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -247,7 +249,7 @@ inline constexpr int32_t wgmmaConsumerRegisters(int64_t groups,
 inline constexpr bool wgmmaForwardWideProducer(int64_t headDim,
                                                int64_t tmaBoxesPerRow,
                                                int64_t stages = 2) {
-  return (tmaBoxesPerRow > 2 || (stages & (stages - 1)) != 0) && headDim <= 192;
+  return (tmaBoxesPerRow > 2 || !llvm::isPowerOf2_64(stages)) && headDim <= 192;
 }
 /// Registers a thread of a block of `groups` consumers and a producer holds
 /// at entry (.minnctapersm 1: the register file over its threads, in

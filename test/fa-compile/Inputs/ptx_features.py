@@ -6,14 +6,15 @@ Usage: ptx_features.py PTX_FILE (or - for stdin)."""
 import re
 import sys
 
+from ptxas_spills import ptx_modules
+
 FEATURES = (("wgmma", "wgmma.mma_async"), ("tma", "cp.async.bulk.tensor"),
             ("mbarrier", "mbarrier."), ("setmaxnreg", "setmaxnreg."))
 
 
 def main():
     text = sys.stdin.read() if sys.argv[1] == "-" else open(sys.argv[1]).read()
-    for module in re.split(r"^// fa-compile: ", text, flags=re.M)[1:]:
-        kernel, body = module.split("\n", 1)
+    for kernel, body in ptx_modules(text):
         if "wgmma" not in kernel or kernel.endswith("_schedule"):
             continue
         used = [name for name, mark in FEATURES if mark in body]

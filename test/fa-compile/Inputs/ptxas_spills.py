@@ -20,15 +20,19 @@ def fixed_head_dim(text, d):
                   rf"tensor<\g<1>{d}x", text)
 
 
-def fa_compile_modules(fa_compile, spec):
-    """(kernel, PTX) of each module fa-compile writes for `spec`."""
-    ptx = subprocess.run(
-        [fa_compile, spec, "--arch", "sm_90a", "--dtype", "bf16",
-         "--split-kv=false", "--scalar-fallback=false", "-o", "-"],
-        check=True, capture_output=True, text=True).stdout
+def ptx_modules(ptx):
+    """(kernel, PTX) of each module in fa-compile's PTX output."""
     for module in re.split(r"^// fa-compile: ", ptx, flags=re.M)[1:]:
         kernel, body = module.split("\n", 1)
         yield kernel, body
+
+
+def fa_compile_modules(fa_compile, spec):
+    """(kernel, PTX) of each module fa-compile writes for `spec`."""
+    return ptx_modules(subprocess.run(
+        [fa_compile, spec, "--arch", "sm_90a", "--dtype", "bf16",
+         "--split-kv=false", "--scalar-fallback=false", "-o", "-"],
+        check=True, capture_output=True, text=True).stdout)
 
 
 def unescape(text):
