@@ -165,6 +165,19 @@ struct Program::Impl {
   std::map<ShapeClass, TileConfig> tuned;
   std::map<TileConfig, std::unique_ptr<Program>> configured;
 
+  // The code (Program::compile's second half, which build() runs): its
+  // cache key and target arch, and how long the parse took (for
+  // FA_COMPILE_TIMES). A program that tunes builds its own code, the
+  // compiler's default config, only when a call takes that config: most
+  // first calls take a table row's, and the default's lowering and ptxas
+  // (half a second to a second and a half at D 128) would be thrown away.
+  std::string codeKey, arch;
+  double parseSeconds = 0;
+  /// Lowers the spec with `options`, or loads it from the kernel cache,
+  /// and links the host code (which loads the GPU kernels); true at once
+  /// when that was done.
+  bool build(std::string &error);
+
   Impl() : context(registry(), MLIRContext::Threading::DISABLED) {
     initContext(context);
   }
@@ -253,7 +266,19 @@ const std::vector<KernelInfo> &Program::kernels() const {
 }
 
 DType Program::dtype() const { return impl->dtype; }
-const std::string &Program::cacheStatus() const { return impl->cacheStatus; }
+std::string Program::cacheStatus() const {
+  if (impl->host)
+    return impl->cacheStatus;
+  // A tuning program whose default config no call took: the status of the
+  // configs that ran instead.
+  std::string status;
+  for (const auto &[config, program] : impl->configured)
+    if (program && program->impl->host)
+      status += (status.empty() ? "" : "; ") + program->impl->cacheStatus;
+  return status.empty() ? "not built yet (a tuning program builds the "
+                          "config of its first call's shape class)"
+                        : status;
+}
 Target Program::target() const { return impl->target; }
 
 /// An entry's argument: its name and its dimensions' names, as the op's
@@ -545,7 +570,6 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
   std::string key = KernelCache::hashKey({compilerId(), LLVM_VERSION_STRING,
                                           useGpu ? "gpu" : "cpu", arch, driver,
                                           tiles, assembler, specialised});
-  KernelCache cache(KernelCache::defaultDirectory());
   impl.specText = specText;
   impl.bufferName = bufferName;
   impl.options = options;
@@ -565,8 +589,29 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
   // program needs one).
   if (tuning == Tuning::Measure)
     impl.tuningKey = KernelCache::hashKey({"tune", key});
+  impl.codeKey = key;
+  impl.arch = arch;
+  impl.parseSeconds = seconds(start);
+  if (tuning == Tuning::Off && !impl.build(error))
+    return nullptr;
+  return program;
+}
 
-  double parseSeconds = seconds(start);
+bool Program::Impl::build(std::string &error) {
+  if (host)
+    return true;
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::time_point since) {
+    return std::chrono::duration<double>(Clock::now() - since).count();
+  };
+  auto fail = [&](const std::string &message) {
+    error = message;
+    return false;
+  };
+  Clock::time_point start = Clock::now();
+  bool useGpu = target == Target::GPU;
+  KernelCache cache(KernelCache::defaultDirectory());
+  std::string key = codeKey;
   Clock::time_point lowerStart = Clock::now();
   int assembled = 0;
   double assembleSeconds = 0;
@@ -593,11 +638,11 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
     if (useGpu)
       cuda::takeModuleLoadSeconds();
     Clock::time_point linkStart = Clock::now();
-    auto host = HostCode::load(object, useGpu);
+    auto loaded = HostCode::load(object, useGpu);
     linkSeconds = seconds(linkStart);
-    if (!host)
-      return host.takeError();
-    impl.host = std::move(*host);
+    if (!loaded)
+      return loaded.takeError();
+    host = std::move(*loaded);
     return llvm::Error::success();
   };
   if (lookup == KernelCache::Lookup::Hit) {
@@ -607,12 +652,12 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
       llvm::consumeError(std::move(e));
       lookup = KernelCache::Lookup::Corrupt;
     } else {
-      impl.cacheStatus = "hit";
+      cacheStatus = "hit";
     }
   }
   if (lookup != KernelCache::Lookup::Hit) {
-    OwningOpRef<ModuleOp> lowered = cast<ModuleOp>(impl.spec->clone());
-    PassManager pm(ctx);
+    OwningOpRef<ModuleOp> lowered = cast<ModuleOp>(spec->clone());
+    PassManager pm(&context);
     buildPipeline(pm, useGpu, arch, options);
     if (failed(pm.run(*lowered)))
       return fail(bufferName + ": error: lowering for the " +
@@ -637,19 +682,19 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
     codegenSeconds = seconds(codegenStart);
     std::string storeError;
     if (cache.directory().empty())
-      impl.cacheStatus = "not cached (no cache directory)";
+      cacheStatus = "not cached (no cache directory)";
     else if (!cache.store(key, object, storeError))
-      impl.cacheStatus = "not cached (" + storeError + ")";
+      cacheStatus = "not cached (" + storeError + ")";
     else
-      impl.cacheStatus = lookup == KernelCache::Lookup::Corrupt
-                             ? "rebuilt corrupt entry"
-                             : "miss";
+      cacheStatus = lookup == KernelCache::Lookup::Corrupt
+                        ? "rebuilt corrupt entry"
+                        : "miss";
     if (llvm::Error e = linkObject())
       return fail("error: linking the host code failed: " +
                   llvm::toString(std::move(e)));
   }
   if (!cache.directory().empty())
-    impl.cacheStatus += " " + cache.pathFor(key);
+    cacheStatus += " " + cache.pathFor(key);
   if (useGpu) {
     // The kernels' modules load in the host code's constructors, run by
     // the link, so that a PTX error surfaces at compile time.
@@ -665,7 +710,7 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
     llvm::errs() << llvm::formatv(
         "fa: compile times: {0} total {1:F3} s: parse {2:F3} s, {3} {4:F3} "
         "s, host codegen {5:F3} s, host link {6:F3} s",
-        bufferName, seconds(start), parseSeconds,
+        bufferName, parseSeconds + seconds(start), parseSeconds,
         lookup == KernelCache::Lookup::Hit ? "cache load" : "lowering",
         lowerSeconds - assembleSeconds, codegenSeconds,
         linkSeconds - moduleLoad);
@@ -676,7 +721,7 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
       llvm::errs() << llvm::formatv(", GPU module load {0:F3} s", moduleLoad);
     llvm::errs() << "\n";
   }
-  return program;
+  return true;
 }
 
 bool Program::Impl::validate(KernelOp kernel, func::FuncOp fn,
@@ -1102,7 +1147,7 @@ CompileOptions Program::Impl::optionsFor(const TileConfig &config) const {
 Program::Impl *Program::Impl::withConfig(const TileConfig &config,
                                          std::string &error) {
   if (config == TileConfig())
-    return this;
+    return build(error) ? this : nullptr;
   std::unique_ptr<Program> &program = configured[config];
   if (!program)
     program = Program::compile(specText, bufferName, optionsFor(config), error);
@@ -1113,20 +1158,31 @@ void Program::Impl::compileConfigs(
     const std::vector<TileConfig> &configs,
     llvm::function_ref<void(const std::string &)> progress) {
   std::vector<TileConfig> missing;
-  for (const TileConfig &config : configs)
-    if (config != TileConfig() && !configured.count(config))
+  bool buildDefault = false;
+  for (const TileConfig &config : configs) {
+    if (config == TileConfig())
+      buildDefault = !host;
+    else if (!configured.count(config))
       missing.push_back(config);
-  if (missing.size() < 2)
+  }
+  size_t count = missing.size() + (buildDefault ? 1 : 0);
+  if (count < 2)
     return;
-  progress("compiling " + std::to_string(missing.size()) + " configs at once");
+  progress("compiling " + std::to_string(count) + " configs at once");
   std::vector<std::unique_ptr<Program>> programs(missing.size());
   {
-    llvm::ThreadPoolStrategy threads = llvm::hardware_concurrency(missing.size());
+    llvm::ThreadPoolStrategy threads = llvm::hardware_concurrency(count);
     threads.Limit = true; // no more threads than cores
     llvm::DefaultThreadPool pool(threads);
+    // withConfig builds or compiles a failure again to report it.
+    if (buildDefault)
+      pool.async([&] {
+        std::string error;
+        build(error);
+      });
     for (size_t i = 0; i < missing.size(); ++i)
       pool.async([&, i] {
-        std::string error; // withConfig recompiles a failure to report it
+        std::string error;
         programs[i] = Program::compile(specText, bufferName,
                                        optionsFor(missing[i]), error);
       });
