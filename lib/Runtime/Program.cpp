@@ -610,6 +610,11 @@ bool Program::Impl::build(std::string &error) {
   };
   Clock::time_point start = Clock::now();
   bool useGpu = target == Target::GPU;
+  // The link loads the kernels' modules into the context current on this
+  // thread: a tuner's pool thread or a caller's new one has none yet.
+  std::string noGpu;
+  if (useGpu && !cuda::ensureInitialized(noGpu))
+    return fail("error: target gpu: " + noGpu);
   KernelCache cache(KernelCache::defaultDirectory());
   std::string key = codeKey;
   Clock::time_point lowerStart = Clock::now();
@@ -699,8 +704,10 @@ bool Program::Impl::build(std::string &error) {
     // The kernels' modules load in the host code's constructors, run by
     // the link, so that a PTX error surfaces at compile time.
     std::string load = cuda::takeLaunchError();
-    if (!load.empty())
+    if (!load.empty()) {
+      host.reset(); // not built: a later call tries again and says why
       return fail("error: loading the GPU kernels failed: " + load);
+    }
   }
   // FA_COMPILE_TIMES=1: where a compile's time went, for cold starts and
   // cache hits alike (bench_compile.py records the line).
