@@ -296,9 +296,9 @@ class Program {
 public:
   /// Parses, verifies and compiles `specText` (named `bufferName` in
   /// diagnostics). On failure returns null and sets `error` to
-  /// `file:line:col: error: ...` lines. A GPU program that tunes (the
-  /// shipped table or FA_AUTOTUNE=1) lowers nothing here: each run
-  /// compiles, once, the config its shape class takes, so that a first
+  /// `file:line:col: error: ...` lines. A GPU program that takes the
+  /// shipped table's configs (FA_AUTOTUNE unset) lowers nothing here: each
+  /// run compiles, once, the config its shape class takes, so that a first
   /// call compiles one config, not the default beside it.
   static std::unique_ptr<Program> compile(const std::string &specText,
                                           const std::string &bufferName,
@@ -311,10 +311,10 @@ public:
   Target target() const;
   /// How the compiled code was obtained: "hit", "miss" (compiled and
   /// stored), "rebuilt corrupt entry", "not cached (...)", with the entry's
-  /// path. A program that tunes (on the GPU, FA_AUTOTUNE not 0) compiles
-  /// at its first run the config that run's shape class takes: before
-  /// that its status says it is not built yet, after it names the entries
-  /// of the configs that ran.
+  /// path. A program that takes the shipped table's configs compiles at
+  /// its first run the config that run's shape class takes: before that
+  /// its status says it is not built yet, after it names the entries of
+  /// the configs that ran.
   std::string cacheStatus() const;
 
   /// Runs `entry` of `kernel` on `args` (host memory for the CPU target,

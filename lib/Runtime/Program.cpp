@@ -167,10 +167,10 @@ struct Program::Impl {
 
   // The code (Program::compile's second half, which build() runs): its
   // cache key and target arch, and how long the parse took (for
-  // FA_COMPILE_TIMES). A program that tunes builds its own code, the
-  // compiler's default config, only when a call takes that config: most
-  // first calls take a table row's, and the default's lowering and ptxas
-  // (half a second to a second and a half at D 128) would be thrown away.
+  // FA_COMPILE_TIMES). A program that takes the shipped table's configs
+  // builds its own code, the compiler's default config, only when a call
+  // takes that config: many first calls take a row's, and the default's
+  // lowering and ptxas (about a second at D 128) would be thrown away.
   std::string codeKey, arch;
   double parseSeconds = 0;
   /// Lowers the spec with `options`, or loads it from the kernel cache,
@@ -269,15 +269,16 @@ DType Program::dtype() const { return impl->dtype; }
 std::string Program::cacheStatus() const {
   if (impl->host)
     return impl->cacheStatus;
-  // A tuning program whose default config no call took: the status of the
-  // configs that ran instead.
+  // A program on the shipped table whose default config no call took: the
+  // status of the configs that ran instead.
   std::string status;
   for (const auto &[config, program] : impl->configured)
     if (program && program->impl->host)
       status += (status.empty() ? "" : "; ") + program->impl->cacheStatus;
-  return status.empty() ? "not built yet (a tuning program builds the "
-                          "config of its first call's shape class)"
-                        : status;
+  return status.empty()
+             ? "not built yet (a program on the shipped table builds "
+               "the config of its first call's shape class)"
+             : status;
 }
 Target Program::target() const { return impl->target; }
 
@@ -592,7 +593,9 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
   impl.codeKey = key;
   impl.arch = arch;
   impl.parseSeconds = seconds(start);
-  if (tuning == Tuning::Off && !impl.build(error))
+  // A measuring program times the default beside every other candidate:
+  // it builds it now, as it always did.
+  if (tuning != Tuning::Table && !impl.build(error))
     return nullptr;
   return program;
 }
@@ -1165,31 +1168,21 @@ void Program::Impl::compileConfigs(
     const std::vector<TileConfig> &configs,
     llvm::function_ref<void(const std::string &)> progress) {
   std::vector<TileConfig> missing;
-  bool buildDefault = false;
-  for (const TileConfig &config : configs) {
-    if (config == TileConfig())
-      buildDefault = !host;
-    else if (!configured.count(config))
+  for (const TileConfig &config : configs)
+    if (config != TileConfig() && !configured.count(config))
       missing.push_back(config);
-  }
-  size_t count = missing.size() + (buildDefault ? 1 : 0);
-  if (count < 2)
+  if (missing.size() < 2)
     return;
-  progress("compiling " + std::to_string(count) + " configs at once");
+  progress("compiling " + std::to_string(missing.size()) + " configs at once");
   std::vector<std::unique_ptr<Program>> programs(missing.size());
   {
-    llvm::ThreadPoolStrategy threads = llvm::hardware_concurrency(count);
+    llvm::ThreadPoolStrategy threads =
+        llvm::hardware_concurrency(missing.size());
     threads.Limit = true; // no more threads than cores
     llvm::DefaultThreadPool pool(threads);
-    // withConfig builds or compiles a failure again to report it.
-    if (buildDefault)
-      pool.async([&] {
-        std::string error;
-        build(error);
-      });
     for (size_t i = 0; i < missing.size(); ++i)
       pool.async([&, i] {
-        std::string error;
+        std::string error; // withConfig recompiles a failure to report it
         programs[i] = Program::compile(specText, bufferName,
                                        optionsFor(missing[i]), error);
       });
