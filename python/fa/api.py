@@ -805,7 +805,10 @@ def compile(path_or_text, kernel=None, dtype=None, target="auto",
     allow_tf32: f32 on the GPU rounds the tensor cores' inputs to tf32
     (faster, 10-bit mantissa) instead of keeping f32 accuracy.
     deterministic: backwards give the same bits from run to run (no dQ by
-    atomics, whatever else is asked)."""
+    atomics, whatever else is asked).
+    On the GPU with FA_AUTOTUNE unset, the spec is parsed and verified
+    here, and each run compiles, once, the config the shipped table gives
+    its shape class (README "Autotuning"): time runs after a first one."""
     if os.path.exists(path_or_text):
         with open(path_or_text) as f:
             text, name = f.read(), path_or_text
