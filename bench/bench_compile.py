@@ -28,7 +28,8 @@ cache folders: fa's kernel cache (FA_CACHE_DIR), Inductor's and Triton's
 - tuned_fwd_s, tuned_bwd_s (fa): a third process on fresh, empty caches
   with FA_AUTOTUNE unset: what a first call waits for when tuning is left
   to fa (since 2026-11-25 its default reads the shipped table and times
-  nothing; before, it timed the candidates).
+  nothing; before, it timed the candidates; since 2026-11-27 it compiles
+  the row's config alone, where it compiled the compiler's default first).
 - cache: what the caches said (fa: its program's disk-cache status, first
   process then second; flex: Inductor's FX graph cache hits and misses).
 CUDA and fa's driver are initialised before any clock starts; process start
