@@ -501,6 +501,13 @@ static const std::string &hostCpuFeatures() {
   return features;
 }
 
+using Clock = std::chrono::steady_clock;
+
+/// Seconds since `since`, for FA_COMPILE_TIMES.
+static double seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
 std::unique_ptr<Program> Program::compile(const std::string &specText,
                                           const std::string &bufferName,
                                           const CompileOptions &requested,
@@ -511,10 +518,6 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
   if (const char *branched = std::getenv("FA_BRANCHED_TILES");
       branched && (branched[0] == '0' || branched[0] == '1') && !branched[1])
     options.branchedTiles = branched[0] == '1';
-  using Clock = std::chrono::steady_clock;
-  auto seconds = [](Clock::time_point since) {
-    return std::chrono::duration<double>(Clock::now() - since).count();
-  };
   Clock::time_point start = Clock::now();
   std::unique_ptr<Program> program(new Program());
   Impl &impl = *program->impl;
@@ -603,10 +606,6 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
 bool Program::Impl::build(std::string &error) {
   if (host)
     return true;
-  using Clock = std::chrono::steady_clock;
-  auto seconds = [](Clock::time_point since) {
-    return std::chrono::duration<double>(Clock::now() - since).count();
-  };
   auto fail = [&](const std::string &message) {
     error = message;
     return false;
@@ -619,7 +618,6 @@ bool Program::Impl::build(std::string &error) {
   if (useGpu && !cuda::ensureInitialized(noGpu))
     return fail("error: target gpu: " + noGpu);
   KernelCache cache(KernelCache::defaultDirectory());
-  std::string key = codeKey;
   Clock::time_point lowerStart = Clock::now();
   int assembled = 0;
   double assembleSeconds = 0;
@@ -633,9 +631,9 @@ bool Program::Impl::build(std::string &error) {
     objectOptions.optLevel = level[0] - '0';
   objectOptions.hostCpu = !useGpu;
   objectOptions.forLoader = true;
-  key = KernelCache::hashKey({key, "host object",
-                              std::to_string(objectOptions.optLevel),
-                              useGpu ? "" : hostCpuFeatures()});
+  std::string key = KernelCache::hashKey(
+      {codeKey, "host object", std::to_string(objectOptions.optLevel),
+       useGpu ? "" : hostCpuFeatures()});
   // The cache keeps the host object, the kernels' PTX or cubins inside it:
   // a hit links it and runs.
   std::string object;

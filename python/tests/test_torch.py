@@ -619,8 +619,8 @@ def test_a_first_call_compiles_one_config_per_entry(tmp_path, autotune):
     """A fresh process's first forward and backward lower and assemble one
     program each (FA_COMPILE_TIMES prints a line per compile), whether the
     config comes from the shipped table (FA_AUTOTUNE unset) or is the
-    compiler's (0): a tuning program compiles the config its call takes,
-    not the default beside it."""
+    compiler's (0): a program on the table compiles the config its call
+    takes, not the default beside it."""
     import os
     import subprocess
     import sys

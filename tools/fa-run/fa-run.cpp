@@ -820,7 +820,8 @@ int main(int argc, char **argv) {
   }
   if (!ranOne)
     die("no kernel named '" + kernelName + "' in " + specPath);
-  // After the runs: a tuning GPU program builds the configs they take.
+  // After the runs: a GPU program on the shipped table builds the configs
+  // they take.
   if (cacheReport)
     outs() << "cache: " << program->cacheStatus() << "\n";
   if (runner.checker.failed) {
