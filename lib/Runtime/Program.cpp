@@ -866,12 +866,17 @@ static bool takesSplitKvKernels(Operation *compute,
     window = attr.getInt();
   if (auto tokens = compute->getAttrOfType<IntegerAttr>("sink_tokens"))
     sinkTokens = tokens.getInt();
-  int64_t group = hq / hkv;
+  int64_t group = hq / hkv, headDim = args[0].sizes[3];
+  bool appends = false;
+  if (auto op = dyn_cast<AttentionOp>(compute))
+    appends = static_cast<bool>(op.getKNew());
   return tensor_core::takesSplitKv(
-      tensor_core::forwardKeySplitsOf(tensor_core::IntegerOps(), batch, sq,
-                                      group, hkv, sk, window, sinkTokens, kRows,
-                                      kKeys, sms),
-      sq, group, args[0].sizes[3]);
+      tensor_core::forwardKeySplitsOf(
+          tensor_core::IntegerOps(), batch, sq, group, hkv, sk, window,
+          sinkTokens, kRows, kKeys, sms,
+          tensor_core::splitKvBlocksPerSmOf(tensor_core::IntegerOps(),
+                                            headDim, appends)),
+      sq, group, headDim);
 }
 
 Program::Impl *Program::Impl::resolve(const std::string &kernelName,

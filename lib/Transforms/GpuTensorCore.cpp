@@ -314,18 +314,20 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// The blocks the split-KV forward splits each query block's keys
   /// into, computed at `b` as tensor_core::keySplitsOf: 1 (no split) where
   /// its query blocks fill the GPU's SMs (the runtime's faMultiprocessorCount),
-  /// else enough for kSplitBlocksPerSm blocks per SM, with at least
-  /// kMinSplitKeyTiles key tiles each (of the pass's block-n keys, counted over
-  /// the keys the variant lets a row see).
+  /// else as many as one wave of the blocks the SMs hold at head dim `d`
+  /// (splitKvBlocksPerSmOf), with at least kMinSplitKeyTiles key tiles each
+  /// (of the pass's block-n keys, counted over the keys the variant lets a
+  /// row see).
   Value keySplits(ImplicitLocOpBuilder &b, const Variant &variant,
-                  const TileBuilder::Dims &dims) {
+                  const TileBuilder::Dims &dims, Value d, bool appends) {
     TileBuilder t(b, b.getF32Type(), blockN);
     Value sms = tensor_core::multiprocessorCount(b);
     // The split kernel's blocks hold a kv head's group of query heads
     // (MmaSync.cpp, packedGroupRows), 16 rows per warp.
     return tensor_core::forwardKeySplitsOf(
         t.indexOps(), dims.batch, dims.sq, dims.group, dims.hkv, dims.sk,
-        variant.window, variant.sinkTokens, 16 * forwardWarps, blockN, sms);
+        variant.window, variant.sinkTokens, 16 * forwardWarps, blockN, sms,
+        tensor_core::splitKvBlocksPerSmOf(t.indexOps(), d, appends));
   }
 
   /// Decode-like shapes (query blocks fewer than the SMs, many keys each;
@@ -340,7 +342,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     TileBuilder t(b, b.getF32Type(), blockN);
     TileBuilder::Dims dims =
         t.pagedDims(t.attentionDims(args.q, args.k), args.blockTable, args.k);
-    Value splits = keySplits(b, variant, dims);
+    bool appends = static_cast<bool>(args.kNew);
+    Value splits = keySplits(b, variant, dims, d, appends);
     // (A block's 16 * forwardWarps rows are at least kPackedGroupRows.)
     Value split = arith::AndIOp::create(
         b, layoutOk,

@@ -276,12 +276,27 @@ inline constexpr int64_t kShortWindow = 256;
 inline constexpr int64_t kShortWindowMmaSyncHeadDims[] = {64};
 /// The split-KV forward (decode): where a forward's query blocks leave
 /// the GPU's SMs idle, each block's keys go to up to kMaxKeySplits blocks,
-/// enough for kSplitBlocksPerSm blocks per SM, each with at least
-/// kMinSplitKeyTiles key tiles (fewer would spend more on the merge than
-/// they save).
+/// as many as one wave of the blocks the SMs hold at once
+/// (splitKvBlocksPerSmOf), each with at least kMinSplitKeyTiles key tiles
+/// (fewer would spend more on the merge than they save).
 inline constexpr int64_t kMaxKeySplits = 64;
-inline constexpr int64_t kSplitBlocksPerSm = 3;
 inline constexpr int64_t kMinSplitKeyTiles = 4;
+/// The split-KV blocks of 128 threads one SM holds at once, as ptxas 13.0
+/// assembles them (test/fa-compile/split-kv-registers.test checks it): 4
+/// at D 32, 3 at D 64 and 80 (162-168 registers at D 64: 3 blocks' worth
+/// of the 64K register file), 2 above (234-254 at D 128) and where the
+/// kernel appends new keys (182 at D 64). Not forced with `.minnctapersm`:
+/// held to 3 blocks, the D 64 sliding-window kernel spilled 24 bytes that
+/// it does not spill unasked at the same 168 registers.
+template <typename Ops, typename Num>
+constexpr Num splitKvBlocksPerSmOf(const Ops &ops, Num headDim, bool appends) {
+  if (appends)
+    return ops.constant(2);
+  return ops.select(
+      ops.lessEqual(headDim, ops.constant(32)), ops.constant(4),
+      ops.select(ops.lessEqual(headDim, ops.constant(80)), ops.constant(3),
+                 ops.constant(2)));
+}
 /// Its blocks double-buffer their K/V tiles (a decode block is bound by its
 /// loads) in up to this much shared memory, which every GPU from sm_80 on
 /// gives a block that opts in.
@@ -315,15 +330,17 @@ struct IntegerOps {
   }
 };
 /// The split count for `queryBlocks` blocks whose rows see `keyTiles` key
-/// tiles on `sms` SMs (1: no split): where the blocks leave SMs idle,
-/// enough splits for kSplitBlocksPerSm blocks per SM, each with at least
-/// kMinSplitKeyTiles key tiles, at most kMaxKeySplits. `queryBlocks` is at
-/// least 1 (the runtime refuses empty tensors first).
+/// tiles on `sms` SMs holding `blocksPerSm` each (1: no split): where the
+/// blocks leave SMs idle, as many splits as fit the blocks in one wave,
+/// each with at least kMinSplitKeyTiles key tiles, at most kMaxKeySplits.
+/// One wave, because a decode block is bound by its loads: a second wave
+/// of a few blocks ran them alone at the end (gpt-oss at B 1, 128k keys:
+/// 400 blocks where the SMs hold 396). `queryBlocks` is at least 1 (the
+/// runtime refuses empty tensors first).
 template <typename Ops, typename Num>
 constexpr Num keySplitsOf(const Ops &ops, Num queryBlocks, Num keyTiles,
-                          Num sms) {
-  Num wanted =
-      ops.ceilDiv(ops.mul(sms, ops.constant(kSplitBlocksPerSm)), queryBlocks);
+                          Num sms, Num blocksPerSm) {
+  Num wanted = ops.floorDiv(ops.mul(sms, blocksPerSm), queryBlocks);
   Num splits = ops.clamp(
       ops.min(wanted, ops.floorDiv(keyTiles, ops.constant(kMinSplitKeyTiles))),
       ops.constant(1), ops.constant(kMaxKeySplits));
@@ -337,7 +354,8 @@ template <typename Ops, typename Num>
 constexpr Num forwardKeySplitsOf(const Ops &ops, Num batch, Num sq, Num group,
                                  Num hkv, Num sk, std::optional<int64_t> window,
                                  int64_t sinkTokens, int64_t rowsPerBlock,
-                                 int64_t keysPerTile, Num sms) {
+                                 int64_t keysPerTile, Num sms,
+                                 Num blocksPerSm) {
   Num queryBlocks =
       ops.mul(ops.ceilDiv(ops.mul(sq, group), ops.constant(rowsPerBlock)),
               ops.mul(hkv, batch));
@@ -345,7 +363,8 @@ constexpr Num forwardKeySplitsOf(const Ops &ops, Num batch, Num sq, Num group,
   if (window)
     keys = ops.min(keys, ops.add(sq, ops.constant(*window + sinkTokens)));
   return keySplitsOf(ops, queryBlocks,
-                     ops.ceilDiv(keys, ops.constant(keysPerTile)), sms);
+                     ops.ceilDiv(keys, ops.constant(keysPerTile)), sms,
+                     blocksPerSm);
 }
 /// Whether a forward takes the split-KV kernels, even unsplit: where its
 /// keys split, and where a kv head's group of query heads is wider than
@@ -370,15 +389,32 @@ inline constexpr bool takesSplitKv(int64_t splits, int64_t sq, int64_t group,
 }
 static_assert(forwardKeySplitsOf(IntegerOps(), int64_t(1), int64_t(1),
                                  int64_t(7), int64_t(4), int64_t(8191),
-                                 std::nullopt, 0, 64, 64, int64_t(132)) == 32 &&
+                                 std::nullopt, 0, 64, 64, int64_t(132),
+                                 int64_t(2)) == 32 &&
               forwardKeySplitsOf(IntegerOps(), int64_t(1), int64_t(1),
                                  int64_t(7), int64_t(4), int64_t(8191),
                                  std::optional<int64_t>(128), 0, 64, 64,
-                                 int64_t(132)) == 1);
+                                 int64_t(132), int64_t(2)) == 1);
+// One wave: gpt-oss (8 kv heads) at B 1 and 128k keys, 3 blocks an SM:
+// 49 splits, 392 blocks of the 396 the SMs hold; Llama's D 128, 2 an SM:
+// 33 splits, 264 blocks.
 static_assert(
-    keySplitsOf(IntegerOps(), int64_t(1), int64_t(100), int64_t(132)) == 25 &&
-    keySplitsOf(IntegerOps(), int64_t(132), int64_t(100), int64_t(132)) == 1 &&
-    keySplitsOf(IntegerOps(), int64_t(10), int64_t(8), int64_t(132)) == 2 &&
+    keySplitsOf(IntegerOps(), int64_t(8), int64_t(2048), int64_t(132),
+                int64_t(3)) == 49 &&
+    keySplitsOf(IntegerOps(), int64_t(8), int64_t(2048), int64_t(132),
+                int64_t(2)) == 33 &&
+    keySplitsOf(IntegerOps(), int64_t(1), int64_t(100), int64_t(132),
+                int64_t(3)) == 25 &&
+    keySplitsOf(IntegerOps(), int64_t(132), int64_t(100), int64_t(132),
+                int64_t(3)) == 1 &&
+    keySplitsOf(IntegerOps(), int64_t(10), int64_t(8), int64_t(132),
+                int64_t(3)) == 2 &&
+    keySplitsOf(IntegerOps(), int64_t(10), int64_t(800), int64_t(0),
+                int64_t(3)) == 1 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(32), false) == 4 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), false) == 3 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(128), false) == 2 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), true) == 2 &&
     takesSplitKv(1, 1, 8, 128) && !takesSplitKv(1, 1000, 1, 128));
 /// A boundary key tile's mask for one query row, as bounds on the offsets
 /// c in [0, width) of a lane's keys j = base + c within the tile: key j is

@@ -1,0 +1,61 @@
+"""Prints, for each split-KV forward kernel of some specs (the head dim
+fixed, bf16, sm_90a, as the JIT compiles them), how many of its 128-thread
+blocks one SM holds by the registers and shared memory ptxas reports, and
+its spills. The host code sizes the split count to one wave of that many
+blocks (tensor_core::splitKvBlocksPerSmOf). Usage:
+  split_kv_blocks.py PTXAS FA_COMPILE SPECS_DIR D[,D...] SPEC [SPEC...]
+One line per kernel: "<spec> D<d> <kernel>: <n> blocks an SM, <s> bytes
+spill stores"."""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+from ptxas_spills import fixed_head_dim, ptx_modules
+
+# sm_90: 64K registers an SM, allocated per warp in units of 256; 228 KB
+# of shared memory an SM, 1 KB of it reserved per block.
+REGISTERS, REGISTER_UNIT, SHARED, SHARED_RESERVED, THREADS = (
+    65536, 256, 228 * 1024, 1024, 128)
+
+
+def blocks_per_sm(registers, shared):
+    per_warp = -(-registers * 32 // REGISTER_UNIT) * REGISTER_UNIT
+    by_registers = REGISTERS // (per_warp * THREADS // 32)
+    by_shared = SHARED // (shared + SHARED_RESERVED)
+    return min(by_registers, by_shared)
+
+
+def main():
+    ptxas, fa_compile, specs, dims = sys.argv[1:5]
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in sys.argv[5:]:
+            text = open(os.path.join(specs, name + ".mlir")).read()
+            for d in dims.split(","):
+                spec = os.path.join(tmp, f"{name}_{d}.mlir")
+                open(spec, "w").write(fixed_head_dim(text, d))
+                ptx = subprocess.run(
+                    [fa_compile, spec, "--arch", "sm_90a", "--dtype", "bf16",
+                     "--scalar-fallback=false", "-o", "-"],
+                    check=True, capture_output=True, text=True).stdout
+                for kernel, body in ptx_modules(ptx):
+                    if not re.search(r"_split_kv_d\d+$", kernel):
+                        continue
+                    path = os.path.join(tmp, kernel + ".ptx")
+                    open(path, "w").write(body)
+                    report = subprocess.run(
+                        [ptxas, "-arch=sm_90a", "-v", path, "-o", os.devnull],
+                        check=True, capture_output=True, text=True).stderr
+                    registers = int(re.search(r"Used (\d+) registers",
+                                              report).group(1))
+                    # The kernels' K/V stages are dynamic shared memory.
+                    shared = 2 * 2 * 64 * int(d) * 2
+                    stores = re.search(r"(\d+) bytes spill stores", report)
+                    print(f"{name} D{d} {kernel}: "
+                          f"{blocks_per_sm(registers, shared)} blocks an SM, "
+                          f"{stores.group(1)} bytes spill stores")
+
+
+if __name__ == "__main__":
+    main()
