@@ -55,6 +55,11 @@ def main():
                         "the cache (fa.decode's k_new/v_new; the lengths "
                         "passed stop one short), beside two copies into "
                         "the cache before a plain step")
+    parser.add_argument("--models",
+                        help="comma-separated model names, '_' for a space "
+                        "(default: all): " + ", ".join(m[0] for m in MODELS))
+    parser.add_argument("--batches", help="comma-separated batch sizes")
+    parser.add_argument("--caches", help="comma-separated cache lengths")
     parser.add_argument("--csv")
     parser.add_argument("--time-limit", type=float, default=float("inf"),
                         help="start no row after this many seconds")
@@ -62,12 +67,23 @@ def main():
     began = time.monotonic()
     batches, caches = ([1, 32], [8192, 131072]) if args.quick else \
         (BATCHES, CACHES)
+    if args.batches:
+        batches = [int(x) for x in args.batches.split(",")]
+    if args.caches:
+        caches = [int(x) for x in args.caches.split(",")]
+    models = MODELS
+    if args.models:
+        wanted = args.models.replace("_", " ").split(",")
+        unknown = set(wanted) - {m[0] for m in MODELS}
+        if unknown:
+            parser.error(f"--models: no model named {sorted(unknown)}")
+        models = [m for m in MODELS if m[0] in wanted]
     peak = copy_gbps()
     print(f"device-to-device copy: {peak:.0f} GB/s (read + write); "
           f"{torch.cuda.get_device_name()}", flush=True)
     rows = []
     torch.manual_seed(0)
-    for name, hq, hkv, d, window, learnable in MODELS:
+    for name, hq, hkv, d, window, learnable in models:
         for b in batches:
             for cache in caches:
                 if 4 * b * hkv * cache * d > MAX_CACHE_BYTES:
