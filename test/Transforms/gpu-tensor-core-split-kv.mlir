@@ -9,8 +9,8 @@
 // The host asks the runtime for the SMs, counts the split kernel's blocks
 // (query positions times the group of 4 query heads a block packs, over
 // 64 rows, per kv head and batch) and, where they leave SMs idle, splits
-// each block's keys into enough blocks for 3 per SM, at least 4 key tiles
-// of 64 each, at most 64 splits.
+// each block's keys into as many blocks as fit one wave of the 3 an SM
+// holds at D 64, at least 4 key tiles of 64 each, at most 64 splits.
 // CHECK-LABEL: func.func @gqa_forward(
 // CHECK: %[[SMS:[0-9]+]] = call @faMultiprocessorCount() : () -> i32
 // CHECK: %[[SMSIDX:[0-9]+]] = arith.index_cast %[[SMS]] : i32 to index
@@ -20,7 +20,7 @@
 // CHECK: %[[BLOCKS:[0-9]+]] = arith.muli %[[TILES]], %[[PAIRS]] : index
 // CHECK: %[[KEYTILES:[0-9]+]] = arith.ceildivsi %{{.*}}, %c64 : index
 // CHECK: %[[WANTED:[0-9]+]] = arith.muli %[[SMSIDX]], %c3 : index
-// CHECK: arith.ceildivsi %[[WANTED]], %[[BLOCKS]] : index
+// CHECK: arith.floordivsi %[[WANTED]], %[[BLOCKS]] : index
 // CHECK: arith.floordivsi %[[KEYTILES]], %c4 : index
 // CHECK: %[[CLAMPED:[0-9]+]] = arith.minsi %{{.*}}, %c64 : index
 // CHECK: %[[IDLE:[0-9]+]] = arith.cmpi slt, %[[BLOCKS]], %[[SMSIDX]] : index
