@@ -395,27 +395,24 @@ static_assert(forwardKeySplitsOf(IntegerOps(), int64_t(1), int64_t(1),
                                  int64_t(7), int64_t(4), int64_t(8191),
                                  std::optional<int64_t>(128), 0, 64, 64,
                                  int64_t(132), int64_t(2)) == 1);
+/// keySplitsOf over integers.
+constexpr int64_t keySplits(int64_t queryBlocks, int64_t keyTiles, int64_t sms,
+                            int64_t blocksPerSm) {
+  return keySplitsOf(IntegerOps(), queryBlocks, keyTiles, sms, blocksPerSm);
+}
 // One wave: gpt-oss (8 kv heads) at B 1 and 128k keys, 3 blocks an SM:
 // 49 splits, 392 blocks of the 396 the SMs hold; Llama's D 128, 2 an SM:
 // 33 splits, 264 blocks.
-static_assert(
-    keySplitsOf(IntegerOps(), int64_t(8), int64_t(2048), int64_t(132),
-                int64_t(3)) == 49 &&
-    keySplitsOf(IntegerOps(), int64_t(8), int64_t(2048), int64_t(132),
-                int64_t(2)) == 33 &&
-    keySplitsOf(IntegerOps(), int64_t(1), int64_t(100), int64_t(132),
-                int64_t(3)) == 25 &&
-    keySplitsOf(IntegerOps(), int64_t(132), int64_t(100), int64_t(132),
-                int64_t(3)) == 1 &&
-    keySplitsOf(IntegerOps(), int64_t(10), int64_t(8), int64_t(132),
-                int64_t(3)) == 2 &&
-    keySplitsOf(IntegerOps(), int64_t(10), int64_t(800), int64_t(0),
-                int64_t(3)) == 1 &&
-    splitKvBlocksPerSmOf(IntegerOps(), int64_t(32), false) == 4 &&
-    splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), false) == 3 &&
-    splitKvBlocksPerSmOf(IntegerOps(), int64_t(128), false) == 2 &&
-    splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), true) == 2 &&
-    takesSplitKv(1, 1, 8, 128) && !takesSplitKv(1, 1000, 1, 128));
+static_assert(keySplits(8, 2048, 132, 3) == 49 &&
+              keySplits(8, 2048, 132, 2) == 33 &&
+              keySplits(1, 100, 132, 3) == 25 &&
+              keySplits(132, 100, 132, 3) == 1 &&
+              keySplits(10, 8, 132, 3) == 2 && keySplits(10, 800, 0, 3) == 1 &&
+              splitKvBlocksPerSmOf(IntegerOps(), int64_t(32), false) == 4 &&
+              splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), false) == 3 &&
+              splitKvBlocksPerSmOf(IntegerOps(), int64_t(128), false) == 2 &&
+              splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), true) == 2 &&
+              takesSplitKv(1, 1, 8, 128) && !takesSplitKv(1, 1000, 1, 128));
 /// A boundary key tile's mask for one query row, as bounds on the offsets
 /// c in [0, width) of a lane's keys j = base + c within the tile: key j is
 /// visible to query row `row` (TileBuilder::allowed: j < Sk; j <= row +
