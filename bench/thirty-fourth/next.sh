@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# For the next session's first device call (issue 18). Carry ["bundle"]:
+# a bundle of branch next/split-kv-stages (three K/V stages in the
+# split-KV kernels) and bundle/main-overlay.tar.xz (fa-run and
+# libFARuntime.so.22.1 of main, stripped; make it from main's bundle).
+# For each build (the branch, then main): fa-run checks of the split
+# kernels against float64, where a short step's time goes
+# (decode_parts.py: split kernel, merge, gaps), paged against contiguous
+# (paged_bw.py) and bench_decode.py rows. Predicted for the branch: paged
+# Llama D 128 from 0.72x contiguous toward 0.9x; contiguous rows within 5%.
+source bench/lib/device.sh
+PY_DIR=/tmp/fa-python
+for build in branch main; do
+  device_setup "$OUT/summary-$build.txt"
+  [ $build = main ] && tar -xJf bundle/main-overlay.tar.xz -C "$FA"
+  source /dev/stdin <<<"$(sed -n '/^build_fa_python() {/,/^}/p' scripts/gpu-run.sh)"
+  build_fa_python "$OUT/build-$build.log" || { cat "$OUT/build-$build.log"; exit 1; }
+  echo "== $build"
+  for c in "kernels_spec/gpt_oss_decode.mlir gpt_oss_decode_full 4,64,8,1,8192,64" \
+           "kernels_spec/gpt_oss_decode.mlir gpt_oss_decode_paged 4,64,8,1,8192,64" \
+           "bench/twenty-fifth/llama_decode.mlir llama_flat 4,32,8,1,4096,128" \
+           "bench/twenty-fifth/llama_decode.mlir llama_paged 4,32,8,1,4096,128"; do
+    set -- $c
+    FA_AUTOTUNE=0 FA_CACHE_DIR=/tmp/fa-cache-check-$build timeout 40 $R $1 --kernel $2 \
+      --target gpu --dtype bf16 --check --shape $3 2>&1 | tail -1
+  done
+  export PYTHONPATH=$PY_DIR FA_CACHE_DIR=/tmp/fa-cache-$build
+  timeout 60 python3 bench/thirty-fourth/decode_parts.py 2>&1 | tee "$OUT/parts-$build.log"
+  timeout 60 python3 bench/nineteenth/paged_bw.py 2>&1 | tee "$OUT/paged-$build.log"
+  timeout 90 python3 bench/bench_decode.py --models gpt-oss_full,Llama_32/8 \
+    --batches 1,8 --caches 32768,131072 --time-limit 70 2>&1 | tee "$OUT/decode-$build.log"
+done
