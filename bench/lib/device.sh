@@ -19,6 +19,9 @@
 #                            a line each in SUMMARY, the logs into $OUT
 #   device_bench_rows CSV    prints bench_gpu.py's rows: impl, variant, d,
 #                            s, forward and backward TFLOP/s, status
+#   device_python LOG        builds the Python package over $FA (gpu-run.sh's
+#                            build_fa_python) in $PY_DIR, for scripts run
+#                            with PYTHONPATH=$PY_DIR; its log in LOG
 
 device_setup() {
   DEVICE_SUMMARY=$1
@@ -27,6 +30,12 @@ device_setup() {
   FA=/tmp/fa-bundle R=/tmp/fa-bundle/bin/fa-run
   export LD_LIBRARY_PATH=$FA/lib
   source /dev/stdin <<<"$(sed -n '/^check_jobs() {/,/^}/p' scripts/gpu-run.sh)"
+  source /dev/stdin <<<"$(sed -n '/^build_fa_python() {/,/^}/p' scripts/gpu-run.sh)"
+  PY_DIR=/tmp/fa-python
+}
+
+device_python() {
+  build_fa_python "$1" || { cat "$1"; return 1; }
 }
 
 device_checks() {

@@ -9,12 +9,10 @@
 # (paged_bw.py) and bench_decode.py rows. Predicted for the branch: paged
 # Llama D 128 from 0.72x contiguous toward 0.9x; contiguous rows within 5%.
 source bench/lib/device.sh
-PY_DIR=/tmp/fa-python
 for build in branch main; do
   device_setup "$OUT/summary-$build.txt"
   [ $build = main ] && tar -xJf bundle/main-overlay.tar.xz -C "$FA"
-  source /dev/stdin <<<"$(sed -n '/^build_fa_python() {/,/^}/p' scripts/gpu-run.sh)"
-  build_fa_python "$OUT/build-$build.log" || { cat "$OUT/build-$build.log"; exit 1; }
+  device_python "$OUT/build-$build.log" || exit 1
   echo "== $build"
   for c in "kernels_spec/gpt_oss_decode.mlir gpt_oss_decode_full 4,64,8,1,8192,64" \
            "kernels_spec/gpt_oss_decode.mlir gpt_oss_decode_paged 4,64,8,1,8192,64" \

@@ -844,13 +844,14 @@ static bool takesSplitKvKernels(Operation *compute,
   if (!compute || args.size() < 3 || args[0].sizes.size() != 4 ||
       args[1].sizes.size() != 4)
     return false;
+  auto op = dyn_cast<AttentionOp>(compute);
   // Packed sequences have none (GpuTensorCore's specialiseForward).
-  if (auto op = dyn_cast<AttentionOp>(compute); op && op.getQueryStarts())
+  if (op && op.getQueryStarts())
     return false;
   int64_t batch = args[0].sizes[0], hq = args[0].sizes[1],
           sq = args[0].sizes[2], hkv = args[1].sizes[1], sk = args[1].sizes[2];
   // A paged cache's keys per sequence: its table's pages times their size.
-  if (auto op = dyn_cast<AttentionOp>(compute); op && op.getBlockTable()) {
+  if (op && op.getBlockTable()) {
     unsigned table = 3 + (op.getSinks() ? 1 : 0) + 1;
     if (args.size() <= table || args[table].sizes.size() != 2)
       return false;
@@ -867,9 +868,7 @@ static bool takesSplitKvKernels(Operation *compute,
   if (auto tokens = compute->getAttrOfType<IntegerAttr>("sink_tokens"))
     sinkTokens = tokens.getInt();
   int64_t group = hq / hkv, headDim = args[0].sizes[3];
-  bool appends = false;
-  if (auto op = dyn_cast<AttentionOp>(compute))
-    appends = static_cast<bool>(op.getKNew());
+  bool appends = op && op.getKNew();
   return tensor_core::takesSplitKv(
       tensor_core::forwardKeySplitsOf(
           tensor_core::IntegerOps(), batch, sq, group, hkv, sk, window,

@@ -27,12 +27,22 @@ def ptx_modules(ptx):
         yield kernel, body
 
 
-def fa_compile_modules(fa_compile, spec):
-    """(kernel, PTX) of each module fa-compile writes for `spec`."""
+def fa_compile_modules(fa_compile, spec, split_kv=False):
+    """(kernel, PTX) of each module fa-compile writes for `spec` (with the
+    split-KV kernels where `split_kv`)."""
     return ptx_modules(subprocess.run(
         [fa_compile, spec, "--arch", "sm_90a", "--dtype", "bf16",
-         "--split-kv=false", "--scalar-fallback=false", "-o", "-"],
+         f"--split-kv={'true' if split_kv else 'false'}",
+         "--scalar-fallback=false", "-o", "-"],
         check=True, capture_output=True, text=True).stdout)
+
+
+def ptxas_report(ptxas, ptx, path):
+    """What `ptxas -v` says of `ptx` (written to `path`) at sm_90a."""
+    open(path, "w").write(ptx)
+    return subprocess.run([ptxas, "-arch=sm_90a", "-v", path, "-o",
+                           os.devnull],
+                          check=True, capture_output=True, text=True).stderr
 
 
 def unescape(text):
@@ -76,12 +86,8 @@ def main():
                     for kernel, body in modules:
                         if not re.search(r"_forward_wgmma_d\d+$", kernel):
                             continue
-                        path = os.path.join(tmp, kernel + ".ptx")
-                        open(path, "w").write(body)
-                        report = subprocess.run(
-                            [ptxas, "-arch=sm_90a", "-v", path, "-o",
-                             os.devnull],
-                            check=True, capture_output=True, text=True).stderr
+                        report = ptxas_report(
+                            ptxas, body, os.path.join(tmp, kernel + ".ptx"))
                         stores = re.search(r"(\d+) bytes spill stores", report)
                         print(f"{name} D{d}{label} {kernel}: "
                               f"{stores.group(1)} bytes spill stores")

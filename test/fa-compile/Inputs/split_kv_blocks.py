@@ -8,11 +8,10 @@ One line per kernel: "<spec> D<d> <kernel>: <n> blocks an SM, <s> bytes
 spill stores"."""
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
-from ptxas_spills import fixed_head_dim, ptx_modules
+from ptxas_spills import fa_compile_modules, fixed_head_dim, ptxas_report
 
 # sm_90: 64K registers an SM, allocated per warp in units of 256; 228 KB
 # of shared memory an SM, 1 KB of it reserved per block.
@@ -35,21 +34,16 @@ def main():
             for d in dims.split(","):
                 spec = os.path.join(tmp, f"{name}_{d}.mlir")
                 open(spec, "w").write(fixed_head_dim(text, d))
-                ptx = subprocess.run(
-                    [fa_compile, spec, "--arch", "sm_90a", "--dtype", "bf16",
-                     "--scalar-fallback=false", "-o", "-"],
-                    check=True, capture_output=True, text=True).stdout
-                for kernel, body in ptx_modules(ptx):
+                for kernel, body in fa_compile_modules(fa_compile, spec,
+                                                       split_kv=True):
                     if not re.search(r"_split_kv_d\d+$", kernel):
                         continue
-                    path = os.path.join(tmp, kernel + ".ptx")
-                    open(path, "w").write(body)
-                    report = subprocess.run(
-                        [ptxas, "-arch=sm_90a", "-v", path, "-o", os.devnull],
-                        check=True, capture_output=True, text=True).stderr
+                    report = ptxas_report(ptxas, body,
+                                          os.path.join(tmp, kernel + ".ptx"))
                     registers = int(re.search(r"Used (\d+) registers",
                                               report).group(1))
-                    # The kernels' K/V stages are dynamic shared memory.
+                    # Dynamic shared memory: two stages of K and V, 64 keys
+                    # of 2-byte elements each.
                     shared = 2 * 2 * 64 * int(d) * 2
                     stores = re.search(r"(\d+) bytes spill stores", report)
                     print(f"{name} D{d} {kernel}: "
