@@ -230,32 +230,35 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// The mma.sync forward's shape: past kMmaSyncQueryRegisterHeadDim a
   /// shared Q tile beside the K/V tiles where both fit, else (f32 in the
   /// static 48 KiB) Q's fragments in registers, spilled but on the tensor
-  /// cores.
-  std::optional<KernelShape> mmaSyncForwardShape(int64_t headDim,
-                                                 int64_t bytes) {
+  /// cores. A paged cache's table entries take their ring's bytes first.
+  std::optional<KernelShape> mmaSyncForwardShape(int64_t headDim, int64_t bytes,
+                                                 bool paged) {
+    int64_t ringBytes = paged ? tensor_core::pageRingBytes(blockN) : 0;
     int64_t queryBytes =
         tensor_core::queryTileBytes(forwardWarps, headDim, bytes);
     if (queryBytes > 0)
       if (std::optional<KernelShape> shape = keyTileShape(
-              headDim, bytes, forwardWarps, kvStages, queryBytes)) {
+              headDim, bytes, forwardWarps, kvStages, queryBytes + ringBytes)) {
         shape->queryRows = 16 * forwardWarps;
         return shape;
       }
-    return keyTileShape(headDim, bytes, forwardWarps, kvStages);
+    return keyTileShape(headDim, bytes, forwardWarps, kvStages, ringBytes);
   }
 
   /// The split-KV forward's shape: the mma.sync forward's with two K/V
   /// stages in up to kSplitKvSharedBytes, else the forward's own.
-  std::optional<KernelShape> splitKvShape(int64_t headDim, int64_t bytes) {
+  std::optional<KernelShape> splitKvShape(int64_t headDim, int64_t bytes,
+                                          bool paged) {
     int64_t queryBytes =
         tensor_core::queryTileBytes(forwardWarps, headDim, bytes);
+    int64_t ringBytes = paged ? tensor_core::pageRingBytes(blockN) : 0;
     int64_t budget =
         std::max<int64_t>(sharedBytes, tensor_core::kSplitKvSharedBytes);
-    if (int64_t rows = tensor_core::fittingTileRows(blockN, headDim, bytes,
-                                                    (budget - queryBytes) / 2))
+    if (int64_t rows = tensor_core::fittingTileRows(
+            blockN, headDim, bytes, (budget - queryBytes - ringBytes) / 2))
       return KernelShape{rows, forwardWarps, queryBytes ? 16 * forwardWarps : 0,
                          /*kvStages=*/2};
-    return mmaSyncForwardShape(headDim, bytes);
+    return mmaSyncForwardShape(headDim, bytes, paged);
   }
 
   /// A forward's `shape` with the pass's grid section.
@@ -319,7 +322,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// (of the pass's block-n keys, counted over the keys the variant lets a
   /// row see).
   Value keySplits(ImplicitLocOpBuilder &b, const Variant &variant,
-                  const TileBuilder::Dims &dims, Value d, bool appends) {
+                  const TileBuilder::Dims &dims, Value d, bool indirect) {
     TileBuilder t(b, b.getF32Type(), blockN);
     Value sms = tensor_core::multiprocessorCount(b);
     // The split kernel's blocks hold a kv head's group of query heads
@@ -327,7 +330,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     return tensor_core::forwardKeySplitsOf(
         t.indexOps(), dims.batch, dims.sq, dims.group, dims.hkv, dims.sk,
         variant.window, variant.sinkTokens, 16 * forwardWarps, blockN, sms,
-        tensor_core::splitKvBlocksPerSmOf(t.indexOps(), d, appends));
+        tensor_core::splitKvBlocksPerSmOf(t.indexOps(), d, indirect));
   }
 
   /// Decode-like shapes (query blocks fewer than the SMs, many keys each;
@@ -342,8 +345,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     TileBuilder t(b, b.getF32Type(), blockN);
     TileBuilder::Dims dims =
         t.pagedDims(t.attentionDims(args.q, args.k), args.blockTable, args.k);
-    bool appends = static_cast<bool>(args.kNew);
-    Value splits = keySplits(b, variant, dims, d, appends);
+    bool indirect = args.kNew || args.blockTable;
+    Value splits = keySplits(b, variant, dims, d, indirect);
     // (A block's 16 * forwardWarps rows are at least kPackedGroupRows.)
     Value split = arith::AndIOp::create(
         b, layoutOk,
@@ -353,7 +356,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
         first, last, split, d, element, (prefix + "_split_kv").str(),
         tensor_core::kHeadDims,
         [&](int64_t headDim, int64_t bytes) {
-          return splitKvShape(headDim, bytes);
+          return splitKvShape(headDim, bytes, bool(args.blockTable));
         },
         [&](ImplicitLocOpBuilder &b, int64_t headDim, const KernelShape &shape,
             StringRef name) {
@@ -467,17 +470,18 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
         last = rest->getTerminator();
       }
     }
-    dispatch(first, last, layoutOk, d, element,
-             (fn.getSymName() + "_mma").str(), tensor_core::kHeadDims,
-             [&](int64_t headDim, int64_t bytes) {
-               return mmaSyncForwardShape(headDim, bytes);
-             },
-             [&](ImplicitLocOpBuilder &b, int64_t headDim,
-                 const KernelShape &shape, StringRef name) {
-               tensor_core::createMmaSyncKernels(
-                   b, element, headDim, withGridSection(shape), allowTf32)
-                   ->emitForward(variant, args, name);
-             });
+    dispatch(
+        first, last, layoutOk, d, element, (fn.getSymName() + "_mma").str(),
+        tensor_core::kHeadDims,
+        [&](int64_t headDim, int64_t bytes) {
+          return mmaSyncForwardShape(headDim, bytes, bool(args.blockTable));
+        },
+        [&](ImplicitLocOpBuilder &b, int64_t headDim, const KernelShape &shape,
+            StringRef name) {
+          tensor_core::createMmaSyncKernels(b, element, headDim,
+                                            withGridSection(shape), allowTf32)
+              ->emitForward(variant, args, name);
+        });
   }
 
   /// fa-tile's D loop becomes the fallback of a kernel for operands whose

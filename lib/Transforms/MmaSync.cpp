@@ -44,10 +44,12 @@ public:
                    StringRef kernelName) override {
     Dims dims = forwardRows(args);
     std::array<Value, 3> grid = forwardGrid(args, dims, 16 * warps);
-    launch(grid, forwardTileRows(), kernelName,
-           [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
-             emitBody(variant, args, dims, grid[0], launch, shared);
-           });
+    launch(
+        grid, forwardTileRows(), kernelName,
+        [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
+          emitBody(variant, args, dims, grid[0], launch, shared);
+        },
+        forwardBuffers(dims));
   }
 
   void emitSplitForward(const Variant &variant, ForwardArgs args,
@@ -60,11 +62,13 @@ public:
     bool packed = queryRows == 0;
     Value tiles =
         ceilDiv(packed ? mul(dims.sq, dims.group) : dims.sq, 16 * warps);
-    launch({mul(tiles, split.count), packed ? dims.hkv : dims.hq, dims.batch},
-           forwardTileRows(), kernelName,
-           [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
-             emitBody(variant, args, dims, tiles, launch, shared, &split);
-           });
+    launch(
+        {mul(tiles, split.count), packed ? dims.hkv : dims.hq, dims.batch},
+        forwardTileRows(), kernelName,
+        [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
+          emitBody(variant, args, dims, tiles, launch, shared, &split);
+        },
+        forwardBuffers(dims));
     emitSplitMerge(args, dims, split, mergeName);
   }
 
@@ -116,8 +120,20 @@ private:
       rows.push_back(queryRows);
     return rows;
   }
+  /// The forward's shared buffers beside its tiles: a paged cache's ring of
+  /// block-table entries (pageRing) where its K/V tiles are pipelined.
+  SmallVector<MemRefType, 1> forwardBuffers(const Dims &dims) {
+    if (!dims.blockTable || kvStages != 2)
+      return {};
+    return {MemRefType::get({tensor_core::kPageRingTiles, blockN},
+                            b.getI32Type(), AffineMap(), workgroupSpace())};
+  }
   /// The forward's shared K and V tiles.
   Value keys, values;
+  /// kPageRingTiles tiles' block-table entries, one per key row: those of
+  /// tile i of a pipelined phase in slot i % kPageRingTiles; null where the
+  /// cache is not paged or the tiles are not pipelined.
+  Value pageRing;
   /// ldmatrix row addresses of this lane; `swizzle` is their row % 8.
   Value keyLoadRow, keyLoadChunk, valueLoadRow, valueLoadChunk, swizzle;
   /// Q's A fragments, per 16-wide step of D, where they stay in registers;
@@ -129,7 +145,8 @@ private:
   /// before `body`.
   void launch(ArrayRef<Value> extents, ArrayRef<int64_t> tileRows,
               StringRef kernelName,
-              llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>)> body) {
+              llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>)> body,
+              ArrayRef<MemRefType> buffers = {}) {
     TensorCoreEmitter::launch(
         extents, tileRows, kernelName,
         [&](gpu::LaunchOp launchOp, ArrayRef<Value> tiles) {
@@ -141,7 +158,8 @@ private:
           valueLoadRow = add(mul(remi(matrix, 2), idx(8)), swizzle);
           valueLoadChunk = divi(matrix, 2);
           body(launchOp, tiles);
-        });
+        },
+        buffers);
   }
 
   /// B fragments of n-tiles 2np and 2np+1 at k-step kk from a tile stored
@@ -353,6 +371,8 @@ private:
     OpBuilder::InsertionGuard guard(b);
     keys = shared[0];
     values = shared[1];
+    size_t tileCount = forwardTileRows().size();
+    pageRing = shared.size() > tileCount ? shared[tileCount] : Value();
     Value linear = launch.getBlockIds().x, splitIndex;
     if (split) {
       splitIndex = remi(linear, split->count);
@@ -590,6 +610,14 @@ private:
   /// flight while another computes. Each step commits one group (empty
   /// past the phase), so "all but the newest group landed" always means
   /// "this tile landed".
+  ///
+  /// A paged cache's block-table entries join that pipeline through
+  /// pageRing: tile i + 4's entries are copied with tile i + 2's rows, so
+  /// they have landed two steps later, when tile i + 4's rows go out. (A
+  /// table load issued one step ahead, in registers, did not return within
+  /// a decode step's short math: each copy waited for it, and paged decode
+  /// ran at half the contiguous rate.) Without the ring (no pipelined
+  /// tiles), tile i + 2's entries are loaded at the top of step i.
   void emitPipelinedPhase(const Variant &variant, const ForwardArgs &args,
                           const Dims &dims, const State &state,
                           Value scaleLog2, ArrayRef<Value> rowOf,
@@ -603,45 +631,97 @@ private:
                                            b.getIndexAttr(1)};
       return memref::SubViewOp::create(b, tile, offsets, sizes, strides);
     };
-    // K's and V's copies of a tile read the same rows, a paged cache's
-    // looked up once for both (`ahead`, where that was done before).
-    auto copyKeysAndValues = [&](Value start, Value slot,
-                                 const TileRows *ahead = nullptr) {
+    // The ring slot of the phase's tile at `start`.
+    auto ringSlotOf = [&](Value start) {
+      return remi(divi(sub(start, p.lo), blockN), tensor_core::kPageRingTiles);
+    };
+    // The block table as one unit-stride row, which cp.async reads entry by
+    // entry whatever the table's strides.
+    Value table, tableStrides[2];
+    if (pageRing) {
+      auto meta = memref::ExtractStridedMetadataOp::create(b, dims.blockTable);
+      tableStrides[0] = meta.getStrides()[0];
+      tableStrides[1] = meta.getStrides()[1];
+      Value extent =
+          add(add(mul(sub(meta.getSizes()[0], idx(1)), tableStrides[0]),
+                  mul(sub(meta.getSizes()[1], idx(1)), tableStrides[1])),
+              idx(1));
+      auto flatType = MemRefType::get(
+          {ShapedType::kDynamic}, b.getI32Type(),
+          StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, {1}));
+      table = memref::ReinterpretCastOp::create(
+          b, flatType, meta.getBaseBuffer(), OpFoldResult(meta.getOffset()),
+          ArrayRef<OpFoldResult>{extent},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+    }
+    // The entries of the tile at `start`, one per row (rows past the keys
+    // clamp to the last), copied into its ring slot; left uncommitted.
+    auto copyPageEntries = [&](Value start) {
+      auto inPhase = scf::IfOp::create(
+          b, cmp(arith::CmpIPredicate::slt, start, p.hi), false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(inPhase.thenBlock());
+      Value ringSlot = ringSlotOf(start);
+      loop(tid, idx(blockN), idx(32 * warps), [&](Value row) {
+        Value key = min(add(start, row), sub(dims.sk, idx(1)));
+        Value entry = arith::DivUIOp::create(b, key, dims.pageSize);
+        Value at =
+            add(mul(batchIdx, tableStrides[0]), mul(entry, tableStrides[1]));
+        nvgpu::DeviceAsyncCopyOp::create(
+            b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), pageRing,
+            ValueRange{ringSlot, row}, table, ValueRange{at}, b.getIndexAttr(1),
+            Value(), UnitAttr());
+      });
+    };
+    // The K and V rows of the tile at `start` into K/V slot `slot`, read
+    // through the block table as `ahead` says (entries loaded before) or,
+    // `fromRing`, through the ring; with `entriesAt`, the entries of the
+    // tile there go out in the same group.
+    auto copyKeysAndValues = [&](Value start, Value slot, const TileRows *ahead,
+                                 bool fromRing, Value entriesAt) {
       auto inPhase = scf::IfOp::create(
           b, cmp(arith::CmpIPredicate::slt, start, p.hi), false);
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(inPhase.thenBlock());
         TileRows rows = ahead ? *ahead
-                        : dims.blockTable
+                        : dims.blockTable && !fromRing
                             ? lookUpPages(blockN, start, dims.sk, dims)
                             : TileRows{blockN, start, dims.sk, {}};
+        if (fromRing) {
+          rows.pageRing = pageRing;
+          rows.pageRingSlot = ringSlotOf(start);
+        }
         copyTileRows(args.k, slotOf(keys, slot), kvHead, rows, &dims,
                      args.kNew);
         copyTileRows(args.v, slotOf(values, slot), kvHead, rows, &dims,
                      args.vNew);
       }
+      if (entriesAt)
+        copyPageEntries(entriesAt);
       NVVM::CpAsyncCommitGroupOp::create(b);
     };
-    copyKeysAndValues(p.lo, idx(0));
-    copyKeysAndValues(add(p.lo, idx(blockN)), idx(1));
+    // Tiles 0 and 1 look their entries up themselves; tiles 2 and 3's
+    // entries ride with them.
+    for (int64_t i : {0, 1})
+      copyKeysAndValues(add(p.lo, idx(i * blockN)), idx(i), nullptr,
+                        /*fromRing=*/false,
+                        pageRing ? add(p.lo, idx((i + 2) * blockN)) : Value());
     phaseTiles(p, blockN, [&](Value n0, bool masked, Value maskWhen) {
       Value slot = remi(divi(sub(n0, p.lo), blockN), 2);
       Value next = add(n0, idx(2 * blockN));
-      // Paged keys: tile n0 + 2 blockN's pages are looked up in the block
-      // table now, so that those loads run under this tile's math rather
-      // than stall its copies.
       std::optional<TileRows> ahead;
-      if (dims.blockTable)
+      if (dims.blockTable && !pageRing)
         ahead = lookUpPages(blockN, next, dims.sk, dims);
       NVVM::CpAsyncWaitGroupOp::create(b, 1);
-      gpu::BarrierOp::create(b); // tile n0 landed for every warp
+      gpu::BarrierOp::create(b); // tile n0 (and tile n0 + 2's entries) landed
       SmallVector<SmallVector<Value, 4>> s =
           softmaxTile(variant, dims, state, scaleLog2, rowOf, n0,
                       masked ? p.keyHi : Value(), maskWhen, slotOf(keys, slot));
       mmaCols(s, slotOf(values, slot), blockN, state.out);
       gpu::BarrierOp::create(b); // every warp is done with the slot
-      copyKeysAndValues(next, slot, ahead ? &*ahead : nullptr);
+      copyKeysAndValues(next, slot, ahead ? &*ahead : nullptr, bool(pageRing),
+                        pageRing ? add(n0, idx(4 * blockN)) : Value());
     });
   }
 

@@ -62,13 +62,17 @@ SmallVector<Value> TensorCoreEmitter::maskedOrNot(
 
 void TensorCoreEmitter::launch(
     ArrayRef<Value> extents, ArrayRef<int64_t> tileRows, StringRef kernelName,
-    llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>)> body) {
+    llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>)> body,
+    ArrayRef<MemRefType> buffers) {
   SmallVector<Type> tileTypes;
   int64_t bytes = 0;
-  for (int64_t rows : tileRows) {
+  for (int64_t rows : tileRows)
     tileTypes.push_back(MemRefType::get({rows, sharedRowElements()}, element,
                                         AffineMap(), workgroupSpace()));
-    bytes += rows * sharedRowElements() * elementBytes();
+  llvm::append_range(tileTypes, buffers);
+  for (Type type : tileTypes) {
+    auto memref = cast<MemRefType>(type);
+    bytes += memref.getNumElements() * (memref.getElementTypeBitWidth() / 8);
   }
   bool dynamic = bytes > tensor_core::kStaticSharedBytes;
   launchBlocks(extents, dynamic ? bytes : 0,
@@ -81,8 +85,9 @@ void TensorCoreEmitter::launch(
                    for (Type type : tileTypes) {
                      tiles.push_back(memref::ViewOp::create(
                          b, type, base, idx(offset), ValueRange{}));
-                     offset += cast<MemRefType>(type).getNumElements() *
-                               elementBytes();
+                     auto memref = cast<MemRefType>(type);
+                     offset += memref.getNumElements() *
+                               (memref.getElementTypeBitWidth() / 8);
                    }
                  }
                  body(launch, tiles);

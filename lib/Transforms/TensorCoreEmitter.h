@@ -173,10 +173,12 @@ protected:
   /// values set up and the tiles. Tiles within the 48 KiB a block gets
   /// without asking are workgroup attributions; beyond that, views into
   /// dynamic shared memory, whose size the launch passes (the runtime raises
-  /// the kernel's limit).
+  /// the kernel's limit). `buffers` (shared memrefs of any element type)
+  /// follow the tiles, in the tiles' memory and in `body`'s list.
   void launch(ArrayRef<Value> extents, ArrayRef<int64_t> tileRows,
               StringRef kernelName,
-              llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>)> body);
+              llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>)> body,
+              ArrayRef<MemRefType> buffers = {});
 
   /// A gpu.launch of `warps` warps per block, one block per point of
   /// `extents` (three of them), named `kernelName`, with `dynamicBytes` of
@@ -433,10 +435,13 @@ protected:
   /// zero filled; for paged keys, each pass's block-table entry where it
   /// was loaded ahead of the copies (lookUpPages), one per pass: every
   /// thread copies one 16-byte chunk a pass.
+  /// Or the entry of each row, loaded ahead into shared memory: row r's
+  /// at pageRing[pageRingSlot, r].
   struct TileRows {
     int64_t rows;
     Value start, limit;
     SmallVector<Value, 8> pageEntries;
+    Value pageRing, pageRingSlot;
   };
   /// This thread's row of the tile and chunk of the row in the pass that
   /// starts at chunk `first` of the tile (passes go in row order; where the
@@ -503,7 +508,12 @@ protected:
         b.setInsertionPointToStart(isNew.elseBlock());
       }
       auto [batchOrPage, at] =
-          !keys ? std::pair{batchIdx, clamped}
+          !keys           ? std::pair{batchIdx, clamped}
+          : from.pageRing ? pageRow(*keys,
+                                    memref::LoadOp::create(
+                                        b, from.pageRing,
+                                        ValueRange{from.pageRingSlot, row}),
+                                    clamped)
           : from.pageEntries.empty()
               ? keyRow(*keys, batchIdx, clamped)
               : pageRow(*keys, from.pageEntries[pass], clamped);

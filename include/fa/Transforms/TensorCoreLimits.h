@@ -284,18 +284,17 @@ inline constexpr int64_t kMinSplitKeyTiles = 4;
 /// The split-KV blocks of 128 threads one SM holds at once, as ptxas 13.0
 /// assembles them (test/fa-compile/split-kv-registers.test checks it): 4
 /// at D 32, 3 at D 64 and 80 (162-168 registers at D 64: 3 blocks' worth
-/// of the 64K register file), 2 above (234-254 at D 128) and where the
-/// kernel appends new keys (182 at D 64). Not forced with `.minnctapersm`:
-/// held to 3 blocks, the D 64 sliding-window kernel spilled 24 bytes that
-/// it does not spill unasked at the same 168 registers.
+/// of the 64K register file), 2 above (234-254 at D 128). A kernel that
+/// reads a paged cache or appends new keys (`indirect`) holds 3 only up to
+/// D 64 (248 registers at D 80). Not forced with `.minnctapersm`: held to
+/// 3 blocks, the D 64 sliding-window kernel spilled 24 bytes that it does
+/// not spill unasked at the same 168 registers.
 template <typename Ops, typename Num>
-constexpr Num splitKvBlocksPerSmOf(const Ops &ops, Num headDim, bool appends) {
-  if (appends)
-    return ops.constant(2);
+constexpr Num splitKvBlocksPerSmOf(const Ops &ops, Num headDim, bool indirect) {
   return ops.select(
       ops.lessEqual(headDim, ops.constant(32)), ops.constant(4),
-      ops.select(ops.lessEqual(headDim, ops.constant(80)), ops.constant(3),
-                 ops.constant(2)));
+      ops.select(ops.lessEqual(headDim, ops.constant(indirect ? 64 : 80)),
+                 ops.constant(3), ops.constant(2)));
 }
 /// Its blocks double-buffer their K/V tiles (a decode block is bound by its
 /// loads) in up to this much shared memory, which every GPU from sm_80 on
@@ -411,7 +410,9 @@ static_assert(keySplits(8, 2048, 132, 3) == 49 &&
               splitKvBlocksPerSmOf(IntegerOps(), int64_t(32), false) == 4 &&
               splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), false) == 3 &&
               splitKvBlocksPerSmOf(IntegerOps(), int64_t(128), false) == 2 &&
-              splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), true) == 2 &&
+              splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), true) == 3 &&
+              splitKvBlocksPerSmOf(IntegerOps(), int64_t(80), true) == 2 &&
+              splitKvBlocksPerSmOf(IntegerOps(), int64_t(80), false) == 3 &&
               takesSplitKv(1, 1, 8, 128) && !takesSplitKv(1, 1000, 1, 128));
 /// A boundary key tile's mask for one query row, as bounds on the offsets
 /// c in [0, width) of a lane's keys j = base + c within the tile: key j is
@@ -567,6 +568,16 @@ inline constexpr int64_t kTensorMapAlign = 64;
 
 /// Static shared memory a block may use without opting in.
 inline constexpr int64_t kStaticSharedBytes = 48 * 1024;
+
+/// A paged cache's block-table entries go through shared memory ahead of
+/// the K/V copies that need them: one i32 per key row of a tile, in a
+/// ring of this many tiles (the tile two ahead of the copies is read while
+/// the one four ahead lands), so that a copy never waits on a table load.
+inline constexpr int64_t kPageRingTiles = 4;
+/// The ring's bytes for tiles of `rows` keys.
+inline constexpr int64_t pageRingBytes(int64_t rows) {
+  return kPageRingTiles * rows * 4;
+}
 
 /// Whether `headDim` is one of `headDims` (a list above).
 template <typename HeadDims>

@@ -15,8 +15,9 @@ import tempfile
 
 
 def fixed_head_dim(text, d):
-    # q, k, v (and their gradients) are [B, H, S, D]: D the last extent.
-    return re.sub(r"tensor<(\?x[0-9?]+x\?x)(\?|[0-9]+)x",
+    # q, k, v (and their gradients) are [B, H, S, D]: D the last extent; a
+    # paged cache's k and v [pages, H, P, D].
+    return re.sub(r"tensor<(\?x[0-9?]+x[0-9?]+x)(\?|[0-9]+)x",
                   rf"tensor<\g<1>{d}x", text)
 
 

@@ -42,9 +42,15 @@ def main():
                                           os.path.join(tmp, kernel + ".ptx"))
                     registers = int(re.search(r"Used (\d+) registers",
                                               report).group(1))
-                    # Dynamic shared memory: two stages of K and V, 64 keys
-                    # of 2-byte elements each.
-                    shared = 2 * 2 * 64 * int(d) * 2
+                    # ptxas reports static shared memory; past 48 KB the
+                    # tiles are dynamic: two stages of K and V, 64 keys of
+                    # 2-byte elements each, and a paged cache's ring of
+                    # table entries (4 tiles of 64 i32).
+                    shared = int(re.search(r"(\d+) bytes smem",
+                                           report).group(1))
+                    tiles = 2 * 2 * 64 * int(d) * 2
+                    if shared < tiles:
+                        shared += tiles + 4 * 64 * 4
                     stores = re.search(r"(\d+) bytes spill stores", report)
                     print(f"{name} D{d} {kernel}: "
                           f"{blocks_per_sm(registers, shared)} blocks an SM, "
