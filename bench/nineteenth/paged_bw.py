@@ -1,7 +1,9 @@
 """Paged against contiguous decode, through fa.decode replayed from a CUDA
-graph: Llama 32/8 D 128 and gpt-oss full 64/8 D 64, one query row, B 8,
-32k keys per sequence, pages of 16 and 64 keys in shuffled order."""
+graph: Llama 32/8 D 128 and gpt-oss full 64/8 D 64, one query row, pages
+of 16 and 64 keys in shuffled order; B 8 and 32k keys per sequence, or the
+B,KEYS pairs given: python3 paged_bw.py [B,KEYS ...]."""
 import statistics
+import sys
 import torch
 import fa
 
@@ -25,9 +27,11 @@ def graph_us(step, calls=50, rounds=5):
 
 
 torch.manual_seed(0)
-for name, hq, hkv, d, sinks in [("Llama 32/8", 32, 8, 128, False),
-                                ("gpt-oss full", 64, 8, 64, True)]:
-    b, keys = 8, 32768
+for (b, keys), (name, hq, hkv, d, sinks) in (
+        (tuple(int(x) for x in arg.split(",")), model)
+        for arg in sys.argv[1:] or ["8,32768"]
+        for model in [("Llama 32/8", 32, 8, 128, False),
+                      ("gpt-oss full", 64, 8, 64, True)]):
     q = torch.randn(b, hq, 1, d, device="cuda", dtype=torch.bfloat16)
     k, v = (torch.randn(b, hkv, keys, d, device="cuda", dtype=torch.bfloat16)
             for _ in range(2))

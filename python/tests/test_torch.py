@@ -240,25 +240,16 @@ def test_decode_over_caches_filled_to_ragged_lengths(device, shape, variant):
     assert rel(o, ref) < TOL[torch.bfloat16]
 
 
-@pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("page", [16, 64])
-@pytest.mark.parametrize("shape", [(3, 32, 8, 1, 2000, 128),
-                                   (40, 64, 8, 2, 300, 64),
-                                   (2, 8, 8, 16, 700, 128)])
-def test_paged_decode_reads_each_sequence_through_its_block_table(
-        device, page, shape):
-    """fa.decode over a shuffled pool of pages ([pages, P, Hkv, D], taken
-    transposed) against the same keys in contiguous caches; the pool's
-    unowned pages and the rows past each length are NaN (never read)."""
-    b, hq, hkv, sq, slots, d = shape
-    torch.manual_seed(page + slots)
-    lengths = torch.randint(1, slots + 1, (b,), dtype=torch.int32)
-    lengths[0], lengths[-1] = 1, slots
+def _page_pool(b, hkv, slots, d, lengths, page, spare_pages=3):
+    """Contiguous caches [B, Hkv, N * page, D] and the same keys in a
+    shuffled pool of pages ([pages, P, Hkv, D]) with its block table: the
+    pool's unowned pages (spare_pages of them, the last) and the rows past
+    each length are NaN, the contiguous caches' rows past it 0."""
     n = -(-slots // page)
     k, v = (torch.randn(b, hkv, n * page, d, dtype=torch.bfloat16)
             for _ in range(2))
-    pages = b * n + 3
-    table = torch.randperm(pages)[:b * n].reshape(b, n).to(torch.int32)
+    pages = b * n + spare_pages
+    table = torch.randperm(b * n).reshape(b, n).to(torch.int32)
     pool_k = torch.full((pages, page, hkv, d), float("nan"),
                         dtype=torch.bfloat16)
     pool_v = pool_k.clone()
@@ -275,6 +266,24 @@ def test_paged_decode_reads_each_sequence_through_its_block_table(
         if int(lengths[e]) % page:
             pool_k[table[e, j], int(lengths[e]) % page:] = float("nan")
             pool_v[table[e, j], int(lengths[e]) % page:] = float("nan")
+    return k, v, pool_k, pool_v, table
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("page", [16, 64])
+@pytest.mark.parametrize("shape", [(3, 32, 8, 1, 2000, 128),
+                                   (40, 64, 8, 2, 300, 64),
+                                   (2, 8, 8, 16, 700, 128)])
+def test_paged_decode_reads_each_sequence_through_its_block_table(
+        device, page, shape):
+    """fa.decode over a shuffled pool of pages ([pages, P, Hkv, D], taken
+    transposed) against the same keys in contiguous caches; the pool's
+    unowned pages and the rows past each length are NaN (never read)."""
+    b, hq, hkv, sq, slots, d = shape
+    torch.manual_seed(page + slots)
+    lengths = torch.randint(1, slots + 1, (b,), dtype=torch.int32)
+    lengths[0], lengths[-1] = 1, slots
+    k, v, pool_k, pool_v, table = _page_pool(b, hkv, slots, d, lengths, page)
     q = torch.randn(b, hq, sq, d, dtype=torch.bfloat16)
     sinks = torch.randn(hq)
     o = fa.decode(q.to(device), pool_k.to(device).transpose(1, 2),
@@ -284,6 +293,36 @@ def test_paged_decode_reads_each_sequence_through_its_block_table(
                   window=128)
     ref = reference_decode(q, k, v, lengths, causal=True, window=128,
                            sinks=sinks)
+    assert rel(o.cpu(), ref) < TOL[torch.bfloat16]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("page", [16, 48])
+@pytest.mark.parametrize("shape", [(3, 32, 8, 1, 6000, 128),
+                                   (2, 64, 8, 4, 9000, 64)])
+def test_paged_decode_of_long_caches_takes_a_strided_block_table(
+        device, page, shape):
+    """Without a window every key tile of a long cache is read through the
+    block table (on the GPU the split-KV kernels, which copy each tile's
+    entries ahead into shared memory), here a view whose rows are apart by
+    twice their length: the first columns of a wider table whose others
+    name a NaN page."""
+    b, hq, hkv, sq, slots, d = shape
+    torch.manual_seed(page + slots + 1)
+    lengths = torch.randint(1, slots + 1, (b,), dtype=torch.int32)
+    lengths[-1] = slots
+    k, v, pool_k, pool_v, table = _page_pool(b, hkv, slots, d, lengths, page)
+    wide = torch.full((b, 2 * table.shape[1]), pool_k.shape[0] - 1,
+                      dtype=torch.int32)
+    wide[:, :table.shape[1]] = table
+    q = torch.randn(b, hq, sq, d, dtype=torch.bfloat16)
+    sinks = torch.randn(hq)
+    o = fa.decode(q.to(device), pool_k.to(device).transpose(1, 2),
+                  pool_v.to(device).transpose(1, 2),
+                  cache_seqlens=lengths.to(device),
+                  block_table=wide.to(device)[:, :table.shape[1]],
+                  sinks=sinks.to(device))
+    ref = reference_decode(q, k, v, lengths, causal=True, sinks=sinks)
     assert rel(o.cpu(), ref) < TOL[torch.bfloat16]
 
 
