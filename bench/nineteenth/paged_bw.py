@@ -1,6 +1,7 @@
 """Paged against contiguous decode, through fa.decode replayed from a CUDA
 graph: Llama 32/8 D 128 and gpt-oss full 64/8 D 64, one query row, pages
-of 16 and 64 keys in shuffled order; B 8 and 32k keys per sequence, or the
+of 16 and 64 keys in shuffled order and of 16 in order (each sequence's
+pages one after another in the pool); B 8 and 32k keys per sequence, or the
 B,KEYS pairs given: python3 paged_bw.py [B,KEYS ...]."""
 import statistics
 import sys
@@ -43,9 +44,10 @@ for (b, keys), (name, hq, hkv, d, sinks) in (
     ref = fa.decode(q, k, v, cache_seqlens=n, sinks=s)
     print(f"{name} B {b} {keys} keys: contiguous {flat:7.1f} us "
           f"{nbytes / flat / 1e3:6.0f} GB/s", flush=True)
-    for page in (16, 64):
+    for page, order in ((16, "shuffled"), (64, "shuffled"), (16, "in order")):
         per = keys // page
-        table = torch.randperm(b * per, device="cuda").reshape(b, per).int()
+        table = (torch.randperm(b * per, device="cuda") if order == "shuffled"
+                 else torch.arange(b * per, device="cuda")).reshape(b, per).int()
         pool_k = torch.empty(b * per, hkv, page, d, device="cuda",
                              dtype=torch.bfloat16)
         pool_v = torch.empty_like(pool_k)
@@ -59,6 +61,7 @@ for (b, keys), (name, hq, hkv, d, sinks) in (
         err = ((step().double() - ref.double()).norm() /
                ref.double().norm()).item()
         us = graph_us(step)
-        print(f"  page {page:3d}: {us:7.1f} us {nbytes / us / 1e3:6.0f} GB/s "
+        print(f"  page {page:3d} ({order}): {us:7.1f} us "
+              f"{nbytes / us / 1e3:6.0f} GB/s "
               f"({flat / us:.2f}x contiguous), rel. difference {err:.1e}",
               flush=True)
