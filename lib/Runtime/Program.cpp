@@ -868,13 +868,13 @@ static bool takesSplitKvKernels(Operation *compute,
   if (auto tokens = compute->getAttrOfType<IntegerAttr>("sink_tokens"))
     sinkTokens = tokens.getInt();
   int64_t group = hq / hkv, headDim = args[0].sizes[3];
-  bool indirect = op && (op.getKNew() || op.getBlockTable());
+  bool paged = op && op.getBlockTable(), appends = op && op.getKNew();
   return tensor_core::takesSplitKv(
       tensor_core::forwardKeySplitsOf(
           tensor_core::IntegerOps(), batch, sq, group, hkv, sk, window,
           sinkTokens, kRows, kKeys, sms,
           tensor_core::splitKvBlocksPerSmOf(tensor_core::IntegerOps(), headDim,
-                                            indirect)),
+                                            paged, appends)),
       sq, group, headDim);
 }
 

@@ -322,7 +322,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// (of the pass's block-n keys, counted over the keys the variant lets a
   /// row see).
   Value keySplits(ImplicitLocOpBuilder &b, const Variant &variant,
-                  const TileBuilder::Dims &dims, Value d, bool indirect) {
+                  const TileBuilder::Dims &dims, Value d, bool paged,
+                  bool appends) {
     TileBuilder t(b, b.getF32Type(), blockN);
     Value sms = tensor_core::multiprocessorCount(b);
     // The split kernel's blocks hold a kv head's group of query heads
@@ -330,7 +331,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     return tensor_core::forwardKeySplitsOf(
         t.indexOps(), dims.batch, dims.sq, dims.group, dims.hkv, dims.sk,
         variant.window, variant.sinkTokens, 16 * forwardWarps, blockN, sms,
-        tensor_core::splitKvBlocksPerSmOf(t.indexOps(), d, indirect));
+        tensor_core::splitKvBlocksPerSmOf(t.indexOps(), d, paged, appends));
   }
 
   /// Decode-like shapes (query blocks fewer than the SMs, many keys each;
@@ -345,8 +346,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     TileBuilder t(b, b.getF32Type(), blockN);
     TileBuilder::Dims dims =
         t.pagedDims(t.attentionDims(args.q, args.k), args.blockTable, args.k);
-    bool indirect = args.kNew || args.blockTable;
-    Value splits = keySplits(b, variant, dims, d, indirect);
+    Value splits =
+        keySplits(b, variant, dims, d, bool(args.blockTable), bool(args.kNew));
     // (A block's 16 * forwardWarps rows are at least kPackedGroupRows.)
     Value split = arith::AndIOp::create(
         b, layoutOk,

@@ -666,7 +666,8 @@ def decode_forward(q, k, v, cache_seqlens, block_table, causal, window,
                             appended)
         program = _variant_program(
             "decode", decode_spec, dtype, q, int(q.shape[3]), sinks, causal,
-            window, sink_tokens, scale, (paged, k_new is not None),
+            window, sink_tokens, scale,
+            (int(k.shape[2]) if paged else 0, k_new is not None),
             entry="forward")
         record = _CheckedCall(dtype, program, signature is not None)
         _remember_call(signature, record)

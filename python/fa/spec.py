@@ -67,13 +67,13 @@ def attention_spec(name, dtype, learnable_sinks=False, head_dim=None,
 
 
 def _forward_only_spec(name, dtype, learnable_sinks, head_dim, operands,
-                       variant):
-    """An fa.kernel with only a forward: fa.attention over q, k, v, the
-    sinks where learnable, then `operands`: (clause, types) pairs, e.g.
-    ("key_lengths", ["tensor<?xi32>"]), a clause taking its tensors
-    comma-separated."""
+                       variant, cache=None):
+    """An fa.kernel with only a forward: fa.attention over q, k, v (of type
+    `cache` where given, else q's), the sinks where learnable, then
+    `operands`: (clause, types) pairs, e.g. ("key_lengths",
+    ["tensor<?xi32>"]), a clause taking its tensors comma-separated."""
     q, lse = _tensor(4, dtype, head_dim), _tensor(3, accumulator(dtype))
-    names, types = ["q", "k", "v"], [q, q, q]
+    names, types = ["q", "k", "v"], [q, cache or q, cache or q]
     use = ""
     if learnable_sinks:
         names.append("s")
@@ -98,19 +98,24 @@ def _forward_only_spec(name, dtype, learnable_sinks, head_dim, operands,
 
 
 def decode_spec(name, dtype, learnable_sinks=False, head_dim=None,
-                paged=False, appends=False, **variant):
+                page_size=0, appends=False, **variant):
     """An fa.kernel with the forward of one variant over a KV cache filled
     to a length per batch entry (fa.attention's key_lengths, i32 [B]), in
-    pages with `paged` (its block_table, i32 [B, N]), with `appends` taking
-    new keys and values to write into the cache (its `append`); it has no
-    backward."""
+    pages of `page_size` keys where it is not 0 (its block_table, i32
+    [B, N]; k and v [pages, Hkv, page_size, D], the page size fixed so that
+    the kernels find a key's page and row without dividing by a runtime
+    value), with `appends` taking new keys and values to write into the
+    cache (its `append`); it has no backward."""
     operands = [("key_lengths", [_tensor(1, "i32")])]
-    if paged:
+    cache = None
+    if page_size:
         operands.append(("block_table", [_tensor(2, "i32")]))
+        cache = _tensor(4, dtype, head_dim).replace(
+            "x?x?x", f"x?x{int(page_size)}x", 1)
     if appends:
         operands.append(("append", [_tensor(4, dtype, head_dim)] * 2))
     return _forward_only_spec(name, dtype, learnable_sinks, head_dim,
-                              operands, variant)
+                              operands, variant, cache)
 
 
 def varlen_spec(name, dtype, learnable_sinks=False, head_dim=None,

@@ -282,18 +282,23 @@ inline constexpr int64_t kShortWindowMmaSyncHeadDims[] = {64};
 inline constexpr int64_t kMaxKeySplits = 64;
 inline constexpr int64_t kMinSplitKeyTiles = 4;
 /// The split-KV blocks of 128 threads one SM holds at once, as ptxas 13.0
-/// assembles them (test/fa-compile/split-kv-registers.test checks it): 4
-/// at D 32, 3 at D 64 and 80 (162-168 registers at D 64: 3 blocks' worth
-/// of the 64K register file), 2 above (234-254 at D 128). A kernel that
-/// reads a paged cache or appends new keys (`indirect`) holds 3 only up to
-/// D 64 (248 registers at D 80). Not forced with `.minnctapersm`: held to
-/// 3 blocks, the D 64 sliding-window kernel spilled 24 bytes that it does
-/// not spill unasked at the same 168 registers.
+/// assembles fa.decode's kernels (test/fa-compile/split-kv-registers.test
+/// checks it): 4 at D 32, 3 at D 64 and 80 (162-168 registers at D 64: 3
+/// blocks' worth of the 64K register file), 2 above (234-254 at D 128).
+/// Appending new keys holds 3 only up to D 64 (248 registers at D 80); a
+/// paged cache 3 at D 32 and 2 above (187 registers at D 64). Not forced
+/// with `.minnctapersm`: held to 3 blocks, the D 64 sliding-window kernel
+/// spilled 24 bytes that it does not spill unasked at the same 168
+/// registers.
 template <typename Ops, typename Num>
-constexpr Num splitKvBlocksPerSmOf(const Ops &ops, Num headDim, bool indirect) {
+constexpr Num splitKvBlocksPerSmOf(const Ops &ops, Num headDim, bool paged,
+                                   bool appends) {
+  if (paged)
+    return ops.select(ops.lessEqual(headDim, ops.constant(32)), ops.constant(3),
+                      ops.constant(2));
   return ops.select(
       ops.lessEqual(headDim, ops.constant(32)), ops.constant(4),
-      ops.select(ops.lessEqual(headDim, ops.constant(indirect ? 64 : 80)),
+      ops.select(ops.lessEqual(headDim, ops.constant(appends ? 64 : 80)),
                  ops.constant(3), ops.constant(2)));
 }
 /// Its blocks double-buffer their K/V tiles (a decode block is bound by its
@@ -402,18 +407,19 @@ constexpr int64_t keySplits(int64_t queryBlocks, int64_t keyTiles, int64_t sms,
 // One wave: gpt-oss (8 kv heads) at B 1 and 128k keys, 3 blocks an SM:
 // 49 splits, 392 blocks of the 396 the SMs hold; Llama's D 128, 2 an SM:
 // 33 splits, 264 blocks.
-static_assert(keySplits(8, 2048, 132, 3) == 49 &&
-              keySplits(8, 2048, 132, 2) == 33 &&
-              keySplits(1, 100, 132, 3) == 25 &&
-              keySplits(132, 100, 132, 3) == 1 &&
-              keySplits(10, 8, 132, 3) == 2 && keySplits(10, 800, 0, 3) == 1 &&
-              splitKvBlocksPerSmOf(IntegerOps(), int64_t(32), false) == 4 &&
-              splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), false) == 3 &&
-              splitKvBlocksPerSmOf(IntegerOps(), int64_t(128), false) == 2 &&
-              splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), true) == 3 &&
-              splitKvBlocksPerSmOf(IntegerOps(), int64_t(80), true) == 2 &&
-              splitKvBlocksPerSmOf(IntegerOps(), int64_t(80), false) == 3 &&
-              takesSplitKv(1, 1, 8, 128) && !takesSplitKv(1, 1000, 1, 128));
+static_assert(
+    keySplits(8, 2048, 132, 3) == 49 && keySplits(8, 2048, 132, 2) == 33 &&
+    keySplits(1, 100, 132, 3) == 25 && keySplits(132, 100, 132, 3) == 1 &&
+    keySplits(10, 8, 132, 3) == 2 && keySplits(10, 800, 0, 3) == 1 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(32), false, false) == 4 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), false, false) == 3 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(80), false, false) == 3 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(128), false, false) == 2 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), false, true) == 3 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(80), false, true) == 2 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(32), true, true) == 3 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), true, false) == 2 &&
+    takesSplitKv(1, 1, 8, 128) && !takesSplitKv(1, 1000, 1, 128));
 /// A boundary key tile's mask for one query row, as bounds on the offsets
 /// c in [0, width) of a lane's keys j = base + c within the tile: key j is
 /// visible to query row `row` (TileBuilder::allowed: j < Sk; j <= row +
