@@ -98,7 +98,8 @@ def decode(q, k_cache, v_cache, *, cache_seqlens, block_table=None,
     [pages, Hkv, P, D] (a [pages, P, Hkv, D] pool transposed works), and
     sequence b's key j is row j % P of page block_table[b, j // P]
     (int32 [B, N]; entries past a sequence's length are never read, so
-    they may hold anything, -1 included). Any page size P.
+    they may hold anything, -1 included). Any page size P; each compiles
+    its own kernels, as each head dim does.
 
     k_new, v_new: [B, Hkv, Snew, D], the step's new keys and values
     (flash-attn's k and v of flash_attn_with_kvcache): written into the
