@@ -2,8 +2,14 @@
 B 8, 32k keys) and of Llama 32/8 (D 128, B 1, 128k keys), contiguous and
 paged (pages of 16 keys, shuffled and in order), each after a warm-up,
 between cudaProfilerStart/Stop: for `ncu --profile-from-start off`."""
+import os
+import sys
+
 import torch
-import fa
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "nineteenth"))
+import fa  # noqa: E402
+from paged_bw import paged_pool  # noqa: E402
 
 torch.manual_seed(0)
 for name, b, keys, hq, hkv, d, learnable in [
@@ -14,23 +20,12 @@ for name, b, keys, hq, hkv, d, learnable in [
             for _ in range(2))
     s = torch.randn(hq, device="cuda") if learnable else None
     n = torch.full((b,), keys, dtype=torch.int32, device="cuda")
-    page = 16
-    per = keys // page
     steps = {"contiguous": lambda: fa.decode(q, k, v, cache_seqlens=n,
                                               sinks=s, check_lengths=False)}
     for order in ("shuffled", "in order"):
-        table = (torch.randperm(b * per, device="cuda") if order == "shuffled"
-                 else torch.arange(b * per, device="cuda")).reshape(b, per).int()
-        pool_k = torch.empty(b * per, hkv, page, d, device="cuda",
-                             dtype=torch.bfloat16)
-        pool_v = torch.empty_like(pool_k)
-        pool_k[table.flatten().long()] = k.reshape(b, hkv, per, page, d) \
-            .transpose(1, 2).reshape(b * per, hkv, page, d)
-        pool_v[table.flatten().long()] = v.reshape(b, hkv, per, page, d) \
-            .transpose(1, 2).reshape(b * per, hkv, page, d)
         steps[order] = (lambda pk, pv, t: lambda: fa.decode(
             q, pk, pv, cache_seqlens=n, block_table=t, sinks=s,
-            check_lengths=False))(pool_k, pool_v, table)
+            check_lengths=False))(*paged_pool(k, v, 16, order))
     for label, step in steps.items():
         for _ in range(3):
             step()
