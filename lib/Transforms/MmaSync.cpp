@@ -492,45 +492,83 @@ private:
   ///   o = sum_s e^(lse_s - m) o_s / l,  l = sum_s e^(lse_s - m) + e^(sink -
   ///   m), lse = m + ln l;
   /// a row no split saw (and no sink) gets o = 0 and lse = -inf, as the
-  /// forward gives it. The splits are added in order, so the result does
-  /// not depend on which block ran first. Thread s holds split s's weight
-  /// in shared memory (count <= kMaxKeySplits <= the block's threads), and
-  /// the sum over the splits' o loads kMergeLoads of them at once: one
-  /// after another, each waited for, they made the merge the decode's
-  /// longest kernel.
+  /// forward gives it. Each sum runs in one fixed order for a given split
+  /// count, so the result does not depend on which block ran first. Thread
+  /// s holds split s's lse and weight (count <= kMaxKeySplits <= the
+  /// block's threads); m and l come from lane shuffles and one value per
+  /// warp. Every thread loads its columns of all kMaxKeySplits partials
+  /// first (past the count, the last one's again), so the kernel waits on
+  /// global memory once, not once per group of splits: a decode step's
+  /// merge took 5-8 us of a 33 us step at B 1 (bench/NOTES.md,
+  /// thirty-fifth session).
   void emitSplitMerge(const ForwardArgs &args, const Dims &dims,
                       const SplitKv &split, StringRef kernelName) {
     static_assert(tensor_core::kMaxKeySplits <= 32 * 4,
                   "a thread per split's weight (blocks have 4 or 8 warps)");
-    constexpr int64_t kMergeLoads = 8;
-    auto weights = MemRefType::get({tensor_core::kMaxKeySplits}, b.getF32Type(),
-                                   AffineMap(), workgroupSpace());
+    constexpr int64_t kSplits = tensor_core::kMaxKeySplits;
+    int64_t threads = 32 * warps;
+    int64_t columnsPerThread = (headDim + threads - 1) / threads;
+    auto weightsType = MemRefType::get({kSplits}, b.getF32Type(), AffineMap(),
+                                       workgroupSpace());
+    // One max and one sum per warp.
+    auto perWarpType = MemRefType::get({2, warps}, b.getF32Type(), AffineMap(),
+                                       workgroupSpace());
     launchBlocks(
-        {dims.sq, dims.hq, dims.batch}, 0, {weights}, kernelName,
-        [&](gpu::LaunchOp launch) {
-          Value shared = launch.getWorkgroupAttributions().front();
+        {dims.sq, dims.hq, dims.batch}, 0, {weightsType, perWarpType},
+        kernelName, [&](gpu::LaunchOp launch) {
+          Value weights = launch.getWorkgroupAttributions()[0];
+          Value perWarp = launch.getWorkgroupAttributions()[1];
           Value row = blockCoord[0], head = blockCoord[1];
           auto partialHead = [&](Value s) {
             return add(mul(s, dims.hq), head);
           };
-          Value mine = cmp(arith::CmpIPredicate::slt, tid, split.count);
-          Value clamped = min(tid, sub(split.count, idx(1)));
-          Value lse = memref::LoadOp::create(
-              b, split.partialLse,
-              ValueRange{batchIdx, partialHead(clamped), row});
-          auto lseWriter = scf::IfOp::create(b, mine, false);
-          {
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPointToStart(lseWriter.thenBlock());
-            memref::StoreOp::create(b, lse, shared, ValueRange{tid});
+          Value last = sub(split.count, idx(1));
+          // This thread's columns of every partial o, loaded before anything
+          // waits.
+          SmallVector<Value> columns;
+          SmallVector<SmallVector<Value>> parts;
+          for (int64_t i = 0; i < columnsPerThread; ++i) {
+            Value c = min(add(tid, idx(i * threads)), idx(headDim - 1));
+            columns.push_back(c);
+            parts.emplace_back();
+            for (int64_t u = 0; u < kSplits; ++u)
+              parts.back().push_back(memref::LoadOp::create(
+                  b, split.partialO,
+                  ValueRange{batchIdx, partialHead(min(idx(u), last)), row,
+                             c}));
           }
-          gpu::BarrierOp::create(b);
+          Value mine = cmp(arith::CmpIPredicate::slt, tid, split.count);
+          Value lse = select(
+              mine,
+              memref::LoadOp::create(
+                  b, split.partialLse,
+                  ValueRange{batchIdx, partialHead(min(tid, last)), row}),
+              negInf());
           Value sink = args.sinks ? Value(memref::LoadOp::create(
                                         b, args.sinks, ValueRange{head}))
                                   : negInf();
-          Value m = reduce(split.count, sink, [&](Value s, Value acc) {
-            return fmax(acc, memref::LoadOp::create(b, shared, s));
-          });
+          // op over the block's values x (one a thread), then with `with`.
+          auto blockReduce = [&](Value x, int64_t which, Value with,
+                                 llvm::function_ref<Value(Value, Value)> op) {
+            x = laneReduce(x, 32, op);
+            auto writer = scf::IfOp::create(
+                b, cmp(arith::CmpIPredicate::eq, lane, idx(0)), false);
+            {
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(writer.thenBlock());
+              memref::StoreOp::create(b, x, perWarp,
+                                      ValueRange{idx(which), warp});
+            }
+            gpu::BarrierOp::create(b);
+            Value out = with;
+            for (int64_t w = 0; w < warps; ++w)
+              out = op(out, memref::LoadOp::create(
+                                b, perWarp, ValueRange{idx(which), idx(w)}));
+            return out;
+          };
+          auto max = [&](Value x, Value y) { return fmax(x, y); };
+          auto sum = [&](Value x, Value y) { return fadd(x, y); };
+          Value m = blockReduce(lse, 0, sink, max);
           // Every term is 0 when m is -inf: no split saw a key. A NaN m (a
           // NaN sink logit) is not that: o and lse come out NaN.
           Value seen =
@@ -539,39 +577,33 @@ private:
           auto weight = [&](Value x) {
             return math::ExpOp::create(b, fsub(x, base));
           };
-          gpu::BarrierOp::create(b);
-          auto writer = scf::IfOp::create(b, mine, false);
+          Value w = select(mine, weight(lse), flt(0.0));
+          auto writer = scf::IfOp::create(
+              b, cmp(arith::CmpIPredicate::slt, tid, idx(kSplits)), false);
           {
             OpBuilder::InsertionGuard guard(b);
             b.setInsertionPointToStart(writer.thenBlock());
-            memref::StoreOp::create(b, weight(lse), shared, ValueRange{tid});
+            memref::StoreOp::create(b, w, weights, ValueRange{tid});
           }
-          gpu::BarrierOp::create(b);
-          Value l = reduce(split.count, weight(sink), [&](Value s, Value acc) {
-            return fadd(acc, memref::LoadOp::create(b, shared, s));
-          });
+          Value l = blockReduce(w, 1, weight(sink), sum);
           Value inv =
               select(seen, arith::DivFOp::create(b, flt(1.0), l), flt(0.0));
-          Value last = sub(split.count, idx(1));
-          loop(tid, idx(headDim), idx(32 * warps), [&](Value c) {
-            Value runs = ceilDiv(split.count, kMergeLoads);
-            Value o = reduce(runs, flt(0.0), [&](Value run, Value acc) {
-              for (int64_t u = 0; u < kMergeLoads; ++u) {
-                Value s = add(mul(run, idx(kMergeLoads)), idx(u));
-                Value at = min(s, last);
-                Value part = memref::LoadOp::create(
-                    b, split.partialO,
-                    ValueRange{batchIdx, partialHead(at), row, c});
-                Value w =
-                    select(cmp(arith::CmpIPredicate::slt, s, split.count),
-                           memref::LoadOp::create(b, shared, at), flt(0.0));
-                acc = fadd(acc, fmul(w, part));
-              }
-              return acc;
-            });
-            memref::StoreOp::create(b, toElement(fmul(o, inv)), args.o,
-                                    ValueRange{batchIdx, head, row, c});
-          });
+          for (int64_t i = 0; i < columnsPerThread; ++i) {
+            Value o = flt(0.0);
+            for (int64_t u = 0; u < kSplits; ++u)
+              o = fadd(o, fmul(memref::LoadOp::create(b, weights, idx(u)),
+                               parts[i][u]));
+            auto inRange =
+                scf::IfOp::create(b,
+                                  cmp(arith::CmpIPredicate::slt,
+                                      add(tid, idx(i * threads)), idx(headDim)),
+                                  false);
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(inRange.thenBlock());
+            memref::StoreOp::create(
+                b, toElement(fmul(o, inv)), args.o,
+                ValueRange{batchIdx, head, row, columns[i]});
+          }
           auto rowWriter = scf::IfOp::create(
               b, cmp(arith::CmpIPredicate::eq, tid, idx(0)), false);
           OpBuilder::InsertionGuard guard(b);

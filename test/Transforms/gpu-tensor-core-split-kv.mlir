@@ -42,18 +42,22 @@
 // CHECK: vector.store %{{.*}}, %[[PO]]
 // CHECK: memref.store %{{.*}}, %[[PL]]
 // CHECK: gpu.terminator
-// The merge: a block per (row, head, batch), a weight per split in shared
-// memory, the sink logit joining once; the sum over the splits' o loads 8
-// at once.
-// CHECK: gpu.launch {{.*}} module(@gqa_forward_split_kv_d64_merge) function(@gqa_forward_split_kv_d64_merge) workgroup(%[[W:[a-z0-9_]+]] : memref<64xf32, #gpu.address_space<workgroup>>)
+// The merge: a block per (row, head, batch); every partial o of the
+// thread's column (64: kMaxKeySplits) loaded before the lse, then m and l by
+// lane shuffles and one value per warp, a weight per split in shared memory,
+// the sink logit joining once.
+// CHECK: gpu.launch {{.*}} module(@gqa_forward_split_kv_d64_merge) function(@gqa_forward_split_kv_d64_merge) workgroup(%[[W:[a-z0-9_]+]] : memref<64xf32, #gpu.address_space<workgroup>>, %[[PW:[a-z0-9_]+]] : memref<2x4xf32, #gpu.address_space<workgroup>>)
+// CHECK-COUNT-64: memref.load %[[PO]]
+// CHECK-NOT: memref.load %[[PO]]
 // CHECK: memref.load %[[PL]]
-// CHECK: memref.store %{{.*}}, %[[W]]
-// CHECK: gpu.barrier
 // CHECK: memref.load %arg3
+// CHECK: gpu.shuffle xor
+// CHECK: memref.store %{{.*}}, %[[PW]]
+// CHECK: gpu.barrier
 // CHECK: math.exp
 // CHECK: memref.store %{{.*}}, %[[W]]
-// CHECK-COUNT-8: memref.load %[[PO]]
-// CHECK-NOT: memref.load %[[PO]]
+// CHECK: gpu.shuffle xor
+// CHECK: gpu.barrier
 // CHECK: memref.store %{{.*}}, %[[O:[a-z0-9_]+]][
 // CHECK-SAME: memref<?x32x?x64xbf16
 // CHECK: math.log
