@@ -496,16 +496,17 @@ private:
   /// count, so the result does not depend on which block ran first. Thread
   /// s holds split s's lse and weight (count <= kMaxKeySplits <= the
   /// block's threads); m and l come from lane shuffles and one value per
-  /// warp. Every thread loads its columns of all kMaxKeySplits partials
-  /// first (past the count, the last one's again), so the kernel waits on
-  /// global memory once, not once per group of splits: a decode step's
-  /// merge took 5-8 us of a 33 us step at B 1 (bench/NOTES.md,
-  /// thirty-fifth session).
+  /// warp. Every thread loads its columns of all the partials first (in
+  /// groups of 8 splits, up to the count), so the kernel waits on global
+  /// memory once, not once per group: a decode step's merge took 5-8 us of
+  /// a 33 us step at B 1 (bench/NOTES.md, thirty-fifth session).
   void emitSplitMerge(const ForwardArgs &args, const Dims &dims,
                       const SplitKv &split, StringRef kernelName) {
     static_assert(tensor_core::kMaxKeySplits <= 32 * 4,
                   "a thread per split's weight (blocks have 4 or 8 warps)");
     constexpr int64_t kSplits = tensor_core::kMaxKeySplits;
+    constexpr int64_t kMergeLoads = 8;
+    static_assert(kSplits % kMergeLoads == 0, "whole groups of splits");
     int64_t threads = 32 * warps;
     int64_t columnsPerThread = (headDim + threads - 1) / threads;
     auto weightsType = MemRefType::get({kSplits}, b.getF32Type(), AffineMap(),
@@ -526,16 +527,37 @@ private:
           // This thread's columns of every partial o, loaded before anything
           // waits.
           SmallVector<Value> columns;
-          SmallVector<SmallVector<Value>> parts;
-          for (int64_t i = 0; i < columnsPerThread; ++i) {
-            Value c = min(add(tid, idx(i * threads)), idx(headDim - 1));
-            columns.push_back(c);
-            parts.emplace_back();
-            for (int64_t u = 0; u < kSplits; ++u)
-              parts.back().push_back(memref::LoadOp::create(
-                  b, split.partialO,
-                  ValueRange{batchIdx, partialHead(min(idx(u), last)), row,
-                             c}));
+          SmallVector<SmallVector<Value>> parts(columnsPerThread);
+          for (int64_t i = 0; i < columnsPerThread; ++i)
+            columns.push_back(
+                min(add(tid, idx(i * threads)), idx(headDim - 1)));
+          // In groups of kMergeLoads splits, a group past the count taking
+          // zeros instead (the count is the block's alike: no divergence).
+          for (int64_t g = 0; g < kSplits; g += kMergeLoads) {
+            auto group = scf::IfOp::create(
+                b,
+                SmallVector<Type>(columnsPerThread * kMergeLoads,
+                                  b.getF32Type()),
+                cmp(arith::CmpIPredicate::slt, idx(g), split.count),
+                /*withElseRegion=*/true);
+            {
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(group.thenBlock());
+              SmallVector<Value> loaded;
+              for (Value c : columns)
+                for (int64_t u = g; u < g + kMergeLoads; ++u)
+                  loaded.push_back(memref::LoadOp::create(
+                      b, split.partialO,
+                      ValueRange{batchIdx, partialHead(min(idx(u), last)), row,
+                                 c}));
+              scf::YieldOp::create(b, loaded);
+              b.setInsertionPointToStart(group.elseBlock());
+              scf::YieldOp::create(b,
+                                   SmallVector<Value>(loaded.size(), flt(0.0)));
+            }
+            for (int64_t i = 0; i < columnsPerThread; ++i)
+              for (int64_t u = 0; u < kMergeLoads; ++u)
+                parts[i].push_back(group.getResult(i * kMergeLoads + u));
           }
           Value mine = cmp(arith::CmpIPredicate::slt, tid, split.count);
           Value lse = select(

@@ -43,9 +43,9 @@
 // CHECK: memref.store %{{.*}}, %[[PL]]
 // CHECK: gpu.terminator
 // The merge: a block per (row, head, batch); every partial o of the
-// thread's column (64: kMaxKeySplits) loaded before the lse, then m and l by
-// lane shuffles and one value per warp, a weight per split in shared memory,
-// the sink logit joining once.
+// thread's column (64: kMaxKeySplits, in groups of 8 up to the count) loaded
+// before the lse, then m and l by lane shuffles and one value per warp, a
+// weight per split in shared memory, the sink logit joining once.
 // CHECK: gpu.launch {{.*}} module(@gqa_forward_split_kv_d64_merge) function(@gqa_forward_split_kv_d64_merge) workgroup(%[[W:[a-z0-9_]+]] : memref<64xf32, #gpu.address_space<workgroup>>, %[[PW:[a-z0-9_]+]] : memref<2x4xf32, #gpu.address_space<workgroup>>)
 // CHECK-COUNT-64: memref.load %[[PO]]
 // CHECK-NOT: memref.load %[[PO]]
