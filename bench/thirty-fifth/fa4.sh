@@ -5,7 +5,12 @@
 #               nvidia-cutlass-dsl-libs-cu13's wheel, kept in /tmp/fa4w;
 #   FA4_PART=b  carry [".whl/b"]: the other half and cuda-bindings; the
 #               wheels installed with --no-deps into /tmp/fa4site;
-#   FA4_PART=run carry ["bundle"]: fa's bundle; fa4_decode.py.
+#   FA4_PART=run carry [".whl/c", "bundle"]: nvidia-cutlass-dsl-libs-core
+#               and protobuf (cutlass.cute is in libs-core, which libs-base
+#               requires), every wheel unzipped over /tmp/fa4site (pip's
+#               --target does not merge the wheels' shared nvidia_cutlass_dsl
+#               folder: the later ones were skipped), fa's bundle;
+#               fa4_decode.py.
 # Wheels: flash-attn-4 4.0.0b36, nvidia-cutlass-dsl 4.8.1 with libs-base
 # and libs-cu13, cuda-bindings 13.5.0, cuda-pathfinder, apache-tvm-ffi,
 # torch-c-dlpack-ext, quack-kernels, einops (pip download, PyPI).
@@ -21,6 +26,8 @@ if [ "$FA4_PART" = b ]; then
   ls /tmp/fa4site | head -30
 fi
 if [ "$FA4_PART" = run ]; then
+  cp .whl/c/* /tmp/fa4w/
+  for w in /tmp/fa4w/*.whl; do python3 -m zipfile -e "$w" /tmp/fa4site; done
   export PYTHONPATH=/tmp/fa4site:/tmp/fa4site/nvidia_cutlass_dsl/python_packages:/tmp/fa4site/nvidia_cutlass_dsl/dsl_packages
   source bench/lib/device.sh
   device_setup "$OUT/summary.txt"
