@@ -233,7 +233,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// cores. A paged cache's table entries take their ring's bytes first.
   std::optional<KernelShape> mmaSyncForwardShape(int64_t headDim, int64_t bytes,
                                                  bool paged) {
-    int64_t ringBytes = paged ? tensor_core::pageRingBytes(blockN) : 0;
+    int64_t ringBytes = pageRingBytes(paged, kvStages);
     int64_t queryBytes =
         tensor_core::queryTileBytes(forwardWarps, headDim, bytes);
     if (queryBytes > 0)
@@ -245,13 +245,20 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     return keyTileShape(headDim, bytes, forwardWarps, kvStages, ringBytes);
   }
 
+  /// The shared bytes of a paged cache's ring of block-table entries, which
+  /// the mma.sync forward keeps where its K/V tiles are pipelined (two
+  /// stages; MmaSync.cpp, forwardBuffers).
+  int64_t pageRingBytes(bool paged, int64_t stages) const {
+    return paged && stages == 2 ? tensor_core::pageRingBytes(blockN) : 0;
+  }
+
   /// The split-KV forward's shape: the mma.sync forward's with two K/V
   /// stages in up to kSplitKvSharedBytes, else the forward's own.
   std::optional<KernelShape> splitKvShape(int64_t headDim, int64_t bytes,
                                           bool paged) {
     int64_t queryBytes =
         tensor_core::queryTileBytes(forwardWarps, headDim, bytes);
-    int64_t ringBytes = paged ? tensor_core::pageRingBytes(blockN) : 0;
+    int64_t ringBytes = pageRingBytes(paged, /*stages=*/2);
     int64_t budget =
         std::max<int64_t>(sharedBytes, tensor_core::kSplitKvSharedBytes);
     if (int64_t rows = tensor_core::fittingTileRows(

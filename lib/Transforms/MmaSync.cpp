@@ -670,8 +670,7 @@ private:
   /// they have landed two steps later, when tile i + 4's rows go out. (A
   /// table load issued one step ahead, in registers, did not return within
   /// a decode step's short math: each copy waited for it, and paged decode
-  /// ran at half the contiguous rate.) Without the ring (no pipelined
-  /// tiles), tile i + 2's entries are loaded at the top of step i.
+  /// ran at half the contiguous rate.)
   void emitPipelinedPhase(const Variant &variant, const ForwardArgs &args,
                           const Dims &dims, const State &state,
                           Value scaleLog2, ArrayRef<Value> rowOf,
@@ -727,19 +726,18 @@ private:
             Value(), UnitAttr());
       });
     };
-    // The K and V rows of the tile at `start` into K/V slot `slot`, read
-    // through the block table as `ahead` says (entries loaded before) or,
-    // `fromRing`, through the ring; with `entriesAt`, the entries of the
-    // tile there go out in the same group.
-    auto copyKeysAndValues = [&](Value start, Value slot, const TileRows *ahead,
-                                 bool fromRing, Value entriesAt) {
+    // The K and V rows of the tile at `start` into K/V slot `slot`, a paged
+    // cache's read through its entries in the ring (`fromRing`) or looked
+    // up now; with `entriesAt`, the entries of the tile there go out in the
+    // same group.
+    auto copyKeysAndValues = [&](Value start, Value slot, bool fromRing,
+                                 Value entriesAt) {
       auto inPhase = scf::IfOp::create(
           b, cmp(arith::CmpIPredicate::slt, start, p.hi), false);
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(inPhase.thenBlock());
-        TileRows rows = ahead ? *ahead
-                        : dims.blockTable && !fromRing
+        TileRows rows = dims.blockTable && !fromRing
                             ? lookUpPages(blockN, start, dims.sk, dims)
                             : TileRows{blockN, start, dims.sk, {}};
         if (fromRing) {
@@ -758,15 +756,11 @@ private:
     // Tiles 0 and 1 look their entries up themselves; tiles 2 and 3's
     // entries ride with them.
     for (int64_t i : {0, 1})
-      copyKeysAndValues(add(p.lo, idx(i * blockN)), idx(i), nullptr,
-                        /*fromRing=*/false,
+      copyKeysAndValues(add(p.lo, idx(i * blockN)), idx(i), /*fromRing=*/false,
                         pageRing ? add(p.lo, idx((i + 2) * blockN)) : Value());
     phaseTiles(p, blockN, [&](Value n0, bool masked, Value maskWhen) {
       Value slot = remi(divi(sub(n0, p.lo), blockN), 2);
       Value next = add(n0, idx(2 * blockN));
-      std::optional<TileRows> ahead;
-      if (dims.blockTable && !pageRing)
-        ahead = lookUpPages(blockN, next, dims.sk, dims);
       NVVM::CpAsyncWaitGroupOp::create(b, 1);
       gpu::BarrierOp::create(b); // tile n0 (and tile n0 + 2's entries) landed
       SmallVector<SmallVector<Value, 4>> s =
@@ -774,7 +768,7 @@ private:
                       masked ? p.keyHi : Value(), maskWhen, slotOf(keys, slot));
       mmaCols(s, slotOf(values, slot), blockN, state.out);
       gpu::BarrierOp::create(b); // every warp is done with the slot
-      copyKeysAndValues(next, slot, ahead ? &*ahead : nullptr, bool(pageRing),
+      copyKeysAndValues(next, slot, bool(pageRing),
                         pageRing ? add(n0, idx(4 * blockN)) : Value());
     });
   }

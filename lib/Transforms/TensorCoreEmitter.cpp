@@ -65,15 +65,17 @@ void TensorCoreEmitter::launch(
     llvm::function_ref<void(gpu::LaunchOp, ArrayRef<Value>)> body,
     ArrayRef<MemRefType> buffers) {
   SmallVector<Type> tileTypes;
-  int64_t bytes = 0;
   for (int64_t rows : tileRows)
     tileTypes.push_back(MemRefType::get({rows, sharedRowElements()}, element,
                                         AffineMap(), workgroupSpace()));
   llvm::append_range(tileTypes, buffers);
-  for (Type type : tileTypes) {
+  auto bytesOf = [](Type type) {
     auto memref = cast<MemRefType>(type);
-    bytes += memref.getNumElements() * (memref.getElementTypeBitWidth() / 8);
-  }
+    return memref.getNumElements() * (memref.getElementTypeBitWidth() / 8);
+  };
+  int64_t bytes = 0;
+  for (Type type : tileTypes)
+    bytes += bytesOf(type);
   bool dynamic = bytes > tensor_core::kStaticSharedBytes;
   launchBlocks(extents, dynamic ? bytes : 0,
                dynamic ? ArrayRef<Type>() : ArrayRef<Type>(tileTypes),
@@ -85,9 +87,7 @@ void TensorCoreEmitter::launch(
                    for (Type type : tileTypes) {
                      tiles.push_back(memref::ViewOp::create(
                          b, type, base, idx(offset), ValueRange{}));
-                     auto memref = cast<MemRefType>(type);
-                     offset += memref.getNumElements() *
-                               (memref.getElementTypeBitWidth() / 8);
+                     offset += bytesOf(type);
                    }
                  }
                  body(launch, tiles);

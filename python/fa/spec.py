@@ -6,12 +6,14 @@ fixes per program (one spec serves every B, H and S).
 """
 
 
-def _tensor(rank, dtype, last=None):
+def _tensor(rank, dtype, last=None, fixed=None):
     """A tensor type with dynamic sizes, but for `last` (the head dim) when
-    given."""
+    given and those `fixed` gives ({dimension: size})."""
     dims = ["?"] * rank
     if last is not None:
         dims[-1] = str(int(last))
+    for dim, size in (fixed or {}).items():
+        dims[dim] = str(int(size))
     return "tensor<" + "x".join(dims) + "x" + dtype + ">"
 
 
@@ -110,8 +112,7 @@ def decode_spec(name, dtype, learnable_sinks=False, head_dim=None,
     cache = None
     if page_size:
         operands.append(("block_table", [_tensor(2, "i32")]))
-        cache = _tensor(4, dtype, head_dim).replace(
-            "x?x?x", f"x?x{int(page_size)}x", 1)
+        cache = _tensor(4, dtype, head_dim, fixed={2: page_size})
     if appends:
         operands.append(("append", [_tensor(4, dtype, head_dim)] * 2))
     return _forward_only_spec(name, dtype, learnable_sinks, head_dim,
