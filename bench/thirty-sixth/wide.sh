@@ -5,7 +5,8 @@
 # against the compiler's 64, forward TFLOP/s (--repeat 30, FA_AUTOTUNE=0),
 # configs alternated per case, two rounds; checks of the wider tiles
 # against float64; then issue 13's D 80/96/256 row beside the SDPA
-# backends (bench_gpu.py, the shipped table).
+# backends (bench_gpu.py, the shipped table); and issue 18's window-128
+# decode at cache lengths 128 to 128k (bench_decode.py).
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
@@ -47,5 +48,10 @@ FA_AUTOTUNE=table FA_GPU_STAGES=bench FA_BENCH_TIME_LIMIT=90 FA_BENCH_TIMEOUT=11
   timeout 120 scripts/gpu-run.sh /tmp/dims > /tmp/dims.out 2>&1
 cp /tmp/dims/bench.csv $OUT/bench-dims.csv 2>/dev/null
 echo "== dims (${SECONDS}s)" >> $S; device_bench_rows $OUT/bench-dims.csv >> $S 2>&1
+# Issue 18's window-128 bar: a step against a 128-key cache's, at any length.
+FA_GPU_STAGES=decode FA_BENCH_TIME_LIMIT=80 \
+  FA_DECODE_ARGS="--models gpt-oss_window_128 --batches 1,8 --caches 128,1024,32768,131072" \
+  timeout 110 scripts/gpu-run.sh /tmp/w128 > /tmp/w128.log 2>&1; cp /tmp/w128/decode.log $OUT/decode-w128.log
+echo "== window-128 decode (${SECONDS}s)" >> $S; grep -E "GB/s|copy|limit|rror|us" $OUT/decode-w128.log | tail -14 >> $S
 echo "done ${SECONDS}s" >> $S
 cat $S

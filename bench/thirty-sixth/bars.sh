@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The thirty-sixth session's third call, on main's build (carry ["bundle"]):
+# issue 13's forward bars beside the peers, the first time since masked
+# tiles by bounds (thirty-third session) and the decode work: bench_gpu.py
+# with FA_AUTOTUNE=table (the shipped table), bf16, B*S 16k, 20 single calls
+# per row: dense D 64/128 at S 4k against cuDNN and flex; the windowed and
+# gpt-oss variants at D 64, S 8k, against flex. Then bench/bars.py over
+# the CSVs.
+source bench/lib/device.sh
+S=$OUT/summary.txt
+device_setup $S
+echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" >> $S
+bench() {  # NAME LIMIT ARGS
+  local name=$1 limit=$2; shift 2
+  FA_AUTOTUNE=table FA_GPU_STAGES=bench FA_BENCH_TIME_LIMIT=$limit FA_BENCH_TIMEOUT=$((limit + 20)) \
+    FA_BENCH_ARGS="$*" timeout $((limit + 30)) scripts/gpu-run.sh /tmp/$name > /tmp/$name.out 2>&1
+  cp /tmp/$name/bench.csv $OUT/bench-$name.csv 2>/dev/null
+  echo "== $name (${SECONDS}s)" >> $S
+  device_bench_rows $OUT/bench-$name.csv >> $S 2>&1
+}
+bench dense 230 --variants causal,gqa-causal,full --seqs 4096 --head-dims 64,128 --impls fa,sdpa-cudnn,flex --reps 20
+bench variants 230 --variants window-4096,window-1024+4-sinks,gpt-oss-full,gpt-oss-window-128 --seqs 8192 --head-dims 64 --impls fa,flex --reps 20
+python3 bench/bars.py $OUT/bench-*.csv >> $S 2>&1
+echo "done ${SECONDS}s" >> $S
+cat $S
