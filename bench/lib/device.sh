@@ -19,6 +19,10 @@
 #                            a line each in SUMMARY, the logs into $OUT
 #   device_bench_rows CSV    prints bench_gpu.py's rows: impl, variant, d,
 #                            s, forward and backward TFLOP/s, status
+#   device_fwd_tflops SPEC SHAPE [FLAGS...]
+#                            one fa-run --repeat 30 forward (bf16,
+#                            FA_AUTOTUNE=0, a shared kernel cache): prints
+#                            fwd_tflops=N, or the error
 #   device_python LOG        builds the Python package over $FA (gpu-run.sh's
 #                            build_fa_python) in $PY_DIR, for scripts run
 #                            with PYTHONPATH=$PY_DIR; its log in LOG
@@ -36,6 +40,13 @@ device_setup() {
 
 device_python() {
   build_fa_python "$1" || { cat "$1"; return 1; }
+}
+
+device_fwd_tflops() {
+  local spec=$1 shape=$2
+  shift 2
+  FA_CACHE_DIR=/tmp/c-time FA_AUTOTUNE=0 timeout 100 "$R" "kernels_spec/$spec.mlir" --target gpu --dtype bf16 \
+    --repeat 30 "$@" --shape "$shape" 2>&1 | grep -oE 'fwd_tflops=[0-9.]+|error.*' | head -1
 }
 
 device_checks() {

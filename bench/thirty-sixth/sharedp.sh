@@ -26,11 +26,6 @@ SH="--wgmma-p shared"
   echo "kernels_spec/causal.mlir|2,16,16,1000,1000,80|--dtype bf16 $SH --wgmma-schedule serial"
   echo "kernels_spec/causal.mlir|1,8,8,500,500,32;1,8,8,500,500,256|--dtype bf16 $SH"
 } | device_checks /tmp/checks-sharedp.log
-run() { # spec shape flags...
-  local spec=$1 shape=$2; shift 2
-  FA_CACHE_DIR=/tmp/c-time FA_AUTOTUNE=0 timeout 100 $R kernels_spec/$spec.mlir --target gpu --dtype bf16 \
-    --repeat 30 "$@" --shape $shape 2>&1 | grep -oE 'fwd_tflops=[0-9.]+|error.*' | head -1
-}
 T=$OUT/timings.txt
 for round in 1 2; do
   [ $round = 2 ] && [ $SECONDS -gt 330 ] && break
@@ -47,7 +42,7 @@ for round in 1 2; do
     [ $round = 2 ] && confs=($(printf '%s\n' "${confs[@]}" | tac | tr ' ' '@'))
     for f in "${confs[@]}"; do
       f=${f//@/ }; [ "$f" = - ] && f=
-      echo "r$round $1 $2 [$f] $(run $1 $2 $f)" >> $T
+      echo "r$round $1 $2 [$f] $(device_fwd_tflops $1 $2 $f)" >> $T
     done
   done
   echo "round $round done (${SECONDS}s)" >> $S

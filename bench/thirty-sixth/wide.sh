@@ -24,11 +24,6 @@ echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
     echo "kernels_spec/gqa_causal.mlir|1,32,8,333,333,192|--dtype bf16 --mma-block-n $n"
   done
 } | device_checks /tmp/checks-wide.log
-run() { # spec shape flags...
-  local spec=$1 shape=$2; shift 2
-  FA_CACHE_DIR=/tmp/c-time FA_AUTOTUNE=0 timeout 100 $R kernels_spec/$spec.mlir --target gpu --dtype bf16 \
-    --repeat 30 "$@" --shape $shape 2>&1 | grep -oE 'fwd_tflops=[0-9.]+|error.*' | head -1
-}
 T=$OUT/timings.txt
 for round in 1 2; do
   for c in "mha 4,8,8,4096,4096,256" "causal 4,8,8,4096,4096,256" "causal 2,8,8,8192,8192,256" \
@@ -37,7 +32,7 @@ for round in 1 2; do
     confs=(64 80 96); [ $d = 192 ] && confs=(64 96 112)
     [ $round = 2 ] && confs=($(printf '%s\n' "${confs[@]}" | tac))
     for n in "${confs[@]}"; do
-      echo "r$round $1 $2 n$n $(run $1 $2 --mma-block-n $n)" >> $T
+      echo "r$round $1 $2 n$n $(device_fwd_tflops $1 $2 --mma-block-n $n)" >> $T
     done
   done
   echo "round $round done (${SECONDS}s)" >> $S
