@@ -507,31 +507,30 @@ private:
     Value dqTile = opaque(dqTileAt(at));
     int64_t first = dqFirstColumns();
     int64_t boxColumns = dqBoxColumns(), boxBytes = 4 * boxColumns;
-    auto slice = scf::IfOp::create(
-        b, cmp(arith::CmpIPredicate::eq, group, idx(0)), true);
-    for (auto [block, column, width, barrier] :
-         {std::tuple{slice.thenBlock(), int64_t(0), first, kGroupBarriers},
-          std::tuple{slice.elseBlock(), first, headDim - first,
-                     kGroupBarriers + 1}}) {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(block->getTerminator());
+    // Warpgroup g's slice of dQ's columns: [column0, column0 + width), its
+    // K columns `keyOffset` bytes into K's tile and its boxes `dqOffset`
+    // bytes into the shared dQ tile (column0 a whole number of boxes).
+    auto slice = [&](Value column0, Value keyOffset, Value dqOffset,
+                     int64_t width, Value barrier) {
       fence();
-      Value acc = issueTransposedProduct(buffer, blockN, keyTile, blockN,
-                                         column, width);
+      Value acc = issueTransposedProduct(buffer, blockN,
+                                         add(keyTile, keyOffset), blockN,
+                                         /*column=*/0, width);
       commit();
       waitGroups(0);
+      Value boxes = add(dqTile, dqOffset);
       // The product's rows 16 (warp % 4) + g (+ 8), columns 8 nt + 2 t
       // (+ 1), into boxes of boxColumns f32 columns by queryRows rows.
       Value rowInTile = opaque(add(mul(remi(warp, 4), idx(16)), quadRank));
       for (auto [nt, tile] : llvm::enumerate(accumulatorTiles(acc, width))) {
-        int64_t col = column + int64_t(nt) * 8;
+        int64_t col = int64_t(nt) * 8;
         int64_t boxStart = col / boxColumns * queryRows * boxBytes;
         int64_t chunk = col % boxColumns / 4;
         for (int64_t r = 0; r < 2; ++r) {
           Value rr = add(rowInTile, idx(8 * r));
           // Lane t's two columns are 8 bytes into chunk + t / 2.
           Value address = add(
-              add(dqTile, idx(boxStart)),
+              add(boxes, idx(boxStart)),
               add(swizzledAt(rr, add(idx(chunk), divi(quadTid, 2)), boxBytes),
                   mul(remi(quadTid, 2), idx(8))));
           Value pair =
@@ -545,18 +544,42 @@ private:
       }
       fenceSharedForAsync();
       namedBarrier(barrier, 128);
-      int64_t begin = column, end = column + width;
       onGroupLeader([&] {
-        for (int64_t c = begin; c < end; c += boxColumns) {
+        for (int64_t c = 0; c < width; c += boxColumns) {
           Value src = sharedPointer(
-              add(dqTile, idx(c / boxColumns * queryRows * boxBytes)));
+              add(boxes, idx(c / boxColumns * queryRows * boxBytes)));
           NVVM::CpAsyncBulkTensorReduceOp::create(
               b, dqMap, src, NVVM::TMAReduxKind::ADD, NVVM::TMAStoreMode::TILE,
-              ValueRange{i32(c), toI32(m0), toI32(head), toI32(batchIdx)},
+              ValueRange{toI32(add(column0, idx(c))), toI32(m0), toI32(head),
+                         toI32(batchIdx)},
               /*l2CacheHint=*/Value());
         }
         NVVM::CpAsyncBulkCommitGroupOp::create(b);
       });
+    };
+    // The shared dQ tile's bytes before column `column` (whole boxes).
+    auto dqBytesBefore = [&](int64_t column) {
+      return column / boxColumns * queryRows * boxBytes;
+    };
+    if (2 * first == headDim) {
+      // Equal halves (D 32, 64 and 128): one copy of the code, the
+      // warpgroup's slice by offsets, half the dK/dV kernel's dQ code
+      // (and of ptxas's time on it) against a branch per warpgroup.
+      slice(mul(group, idx(first)), mul(group, idx(columnBytes(first, blockN))),
+            mul(group, idx(dqBytesBefore(first))), first,
+            add(group, idx(kGroupBarriers)));
+      return;
+    }
+    auto branch = scf::IfOp::create(
+        b, cmp(arith::CmpIPredicate::eq, group, idx(0)), true);
+    for (auto [block, column, width, barrier] :
+         {std::tuple{branch.thenBlock(), int64_t(0), first, kGroupBarriers},
+          std::tuple{branch.elseBlock(), first, headDim - first,
+                     kGroupBarriers + 1}}) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(block->getTerminator());
+      slice(idx(column), idx(columnBytes(column, blockN)),
+            idx(dqBytesBefore(column)), width, idx(barrier));
     }
   }
 
