@@ -507,18 +507,20 @@ private:
     Value dqTile = opaque(dqTileAt(at));
     int64_t first = dqFirstColumns();
     int64_t boxColumns = dqBoxColumns(), boxBytes = 4 * boxColumns;
-    // Warpgroup g's slice of dQ's columns: [column0, column0 + width), its
-    // K columns `keyOffset` bytes into K's tile and its boxes `dqOffset`
-    // bytes into the shared dQ tile (column0 a whole number of boxes).
-    auto slice = [&](Value column0, Value keyOffset, Value dqOffset,
-                     int64_t width, Value barrier) {
+    // Warpgroup `which`'s slice of dQ's columns: `width` from column
+    // which * first on (a whole number of boxes), its K columns and its
+    // boxes of the shared dQ tile that far in, after its named barrier.
+    auto slice = [&](Value which, int64_t width) {
+      Value column0 = mul(which, idx(first));
       fence();
-      Value acc = issueTransposedProduct(buffer, blockN,
-                                         add(keyTile, keyOffset), blockN,
-                                         /*column=*/0, width);
+      Value acc = issueTransposedProduct(
+          buffer, blockN,
+          add(keyTile, mul(which, idx(columnBytes(first, blockN)))), blockN,
+          /*column=*/0, width);
       commit();
       waitGroups(0);
-      Value boxes = add(dqTile, dqOffset);
+      Value boxes = add(
+          dqTile, mul(which, idx(first / boxColumns * queryRows * boxBytes)));
       // The product's rows 16 (warp % 4) + g (+ 8), columns 8 nt + 2 t
       // (+ 1), into boxes of boxColumns f32 columns by queryRows rows.
       Value rowInTile = opaque(add(mul(remi(warp, 4), idx(16)), quadRank));
@@ -543,7 +545,7 @@ private:
         }
       }
       fenceSharedForAsync();
-      namedBarrier(barrier, 128);
+      namedBarrier(add(which, idx(kGroupBarriers)), 128);
       onGroupLeader([&] {
         for (int64_t c = 0; c < width; c += boxColumns) {
           Value src = sharedPointer(
@@ -557,29 +559,19 @@ private:
         NVVM::CpAsyncBulkCommitGroupOp::create(b);
       });
     };
-    // The shared dQ tile's bytes before column `column` (whole boxes).
-    auto dqBytesBefore = [&](int64_t column) {
-      return column / boxColumns * queryRows * boxBytes;
-    };
-    if (2 * first == headDim) {
-      // Equal halves (D 32, 64 and 128): one copy of the code, the
-      // warpgroup's slice by offsets, half the dK/dV kernel's dQ code
-      // (and of ptxas's time on it) against a branch per warpgroup.
-      slice(mul(group, idx(first)), mul(group, idx(columnBytes(first, blockN))),
-            mul(group, idx(dqBytesBefore(first))), first,
-            add(group, idx(kGroupBarriers)));
-      return;
-    }
+    // Equal halves (D 32, 64 and 128): one copy of the code, the
+    // warpgroup's slice by offsets, half the dK/dV kernel's dQ code (and
+    // of ptxas's time on it) against a branch per warpgroup.
+    if (2 * first == headDim)
+      return slice(group, first);
     auto branch = scf::IfOp::create(
         b, cmp(arith::CmpIPredicate::eq, group, idx(0)), true);
-    for (auto [block, column, width, barrier] :
-         {std::tuple{branch.thenBlock(), int64_t(0), first, kGroupBarriers},
-          std::tuple{branch.elseBlock(), first, headDim - first,
-                     kGroupBarriers + 1}}) {
+    for (auto [block, which, width] :
+         {std::tuple{branch.thenBlock(), int64_t(0), first},
+          std::tuple{branch.elseBlock(), int64_t(1), headDim - first}}) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(block->getTerminator());
-      slice(idx(column), idx(columnBytes(column, blockN)),
-            idx(dqBytesBefore(column)), width, idx(barrier));
+      slice(idx(which), width);
     }
   }
 
