@@ -14,7 +14,10 @@
 //   P^T, dS^T                    in the accumulators (keyMajorGrads)
 //   dV += P^T dO, dK += dS^T Q   wgmma with A from registers and B (dO, Q)
 //                                read MN-major, one group
-// dK and dV stay in registers until the block's last tile.
+// dK and dV stay in registers until the block's last tile. Query tiles are
+// 128 rows up to D 64 (where dQ has its own kernel), else 64
+// (wgmmaDkDvQueryRows): at D 64 the larger tile ran the backward 8-13%
+// faster (bench/NOTES.md, thirty-seventh session).
 //
 // dQ: a block per (query block, head, batch), ordered as the forward's
 // (queryBlock); the fixed tiles are Q and dO, the streamed ones K (0) and V
@@ -357,45 +360,57 @@ private:
 
   /// Puts the base-2 lse and D of query rows [first, first + scoreRows())
   /// of `head` (rows past Sq read the last row's) into this warpgroup's
-  /// statistics buffer of the block's tile `count`, one value a thread, and
-  /// returns the buffer once the whole warpgroup has written it. Each
-  /// thread then reads only the columns it needs, where it needs them,
-  /// rather than holding 2 x 16 loaded values across the tile.
+  /// statistics buffer of the block's tile `count`, one value a thread per
+  /// 128 of them, and returns the buffer once the whole warpgroup has
+  /// written it. Each thread then reads only the columns it needs, where it
+  /// needs them, rather than holding 2 x 16 loaded values across the tile.
   Value shareRowStatistics(const SharedLayout &at, const GradArgs &args,
                            const Dims &dims, Value group, Value count,
                            Value head, Value first) {
     int64_t rows = scoreRows();
-    assert(2 * rows <= 128 && "one statistic per consumer thread at most");
     Value buffer =
         add(scratchAt(at), mul(add(mul(group, idx(kWgmmaDkDvBuffers)),
                                    remi(count, kWgmmaDkDvBuffers)),
                                idx(wgmmaDkDvStatisticsBufferBytes(rows))));
     Value lane = remi(tid, 128);
-    {
+    // Values [0, rows) are the lse's, [rows, 2 rows) D's; thread `lane`
+    // takes lane, lane + 128, ...
+    for (int64_t base = 0; base < 2 * rows; base += 128) {
       OpBuilder::InsertionGuard guard(b);
-      if (2 * rows < 128)
+      Value at = add(lane, idx(base));
+      if (2 * rows - base < 128)
         b.setInsertionPointToStart(
             scf::IfOp::create(
-                b, cmp(arith::CmpIPredicate::ult, lane, idx(2 * rows)), false)
+                b, cmp(arith::CmpIPredicate::ult, at, idx(2 * rows)), false)
                 .thenBlock());
-      Value row = min(add(first, remi(lane, rows)), sub(dims.sq, idx(1)));
-      auto which = scf::IfOp::create(
-          b, TypeRange{b.getF32Type()},
-          cmp(arith::CmpIPredicate::ult, lane, idx(rows)), true);
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(which.thenBlock());
-        scf::YieldOp::create(
-            b, toBase2(memref::LoadOp::create(
-                   b, args.lse, ValueRange{batchIdx, head, row})));
-        b.setInsertionPointToStart(which.elseBlock());
-        scf::YieldOp::create(
-            b, memref::LoadOp::create(b, args.rowDot,
+      Value row = min(add(first, remi(at, rows)), sub(dims.sq, idx(1)));
+      auto lse = [&] {
+        return toBase2(memref::LoadOp::create(b, args.lse,
+                                              ValueRange{batchIdx, head, row}));
+      };
+      auto rowDot = [&] {
+        return memref::LoadOp::create(b, args.rowDot,
                                       ValueRange{batchIdx, head, row})
-                   .getResult());
+            .getResult();
+      };
+      Value value;
+      if (base + 128 <= rows) {
+        value = lse();
+      } else if (base >= rows) {
+        value = rowDot();
+      } else {
+        auto which = scf::IfOp::create(
+            b, TypeRange{b.getF32Type()},
+            cmp(arith::CmpIPredicate::ult, at, idx(rows)), true);
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(which.thenBlock());
+        scf::YieldOp::create(b, lse());
+        b.setInsertionPointToStart(which.elseBlock());
+        scf::YieldOp::create(b, rowDot());
+        value = which.getResult(0);
       }
-      LLVM::StoreOp::create(b, which.getResult(0),
-                            sharedPointer(add(buffer, mul(lane, idx(4)))));
+      LLVM::StoreOp::create(b, value,
+                            sharedPointer(add(buffer, mul(at, idx(4)))));
     }
     namedBarrier(add(idx(kGroupBarriers), group), 128);
     return buffer;

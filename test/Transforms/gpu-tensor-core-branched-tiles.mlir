@@ -26,14 +26,15 @@
 // CHECK-NOT: "keys.unmasked"
 // The mma.sync forward (D 64 under a short window) likewise; and the wgmma
 // backward: its dK/dV kernel over query tiles, branching P^T and dS^T
-// (64 values a lane), its dQ kernel over key tiles, P and dS (128).
+// (128 values a lane: 128-row query tiles up to D 64), its dQ kernel over
+// key tiles, P and dS (128).
 // CHECK-LABEL: func.func @gpt_forward(
 // CHECK: gpu.launch {{.*}} module(@gpt_forward_mma_d64)
 // CHECK: scf.if %{{.*}} -> (f32,
 // CHECK: } {fa.tiles = "keys.branched"}
 // CHECK-LABEL: func.func @gpt_backward(
 // CHECK: gpu.launch {{.*}} module(@gpt_backward_wgmma_dk_dv_d64)
-// CHECK: scf.if %{{[0-9]+}} -> ({{(f32, ){63}f32}})
+// CHECK: scf.if %{{[0-9]+}} -> ({{(f32, ){127}f32}})
 // CHECK: } {fa.tiles = "queries.branched"}
 // CHECK: gpu.launch {{.*}} module(@gpt_backward_wgmma_dq_d64)
 // CHECK: scf.if %{{[0-9]+}} -> ({{(f32, ){127}f32}})

@@ -301,7 +301,10 @@
 // kernel leaves dQ to a kernel of its own, which takes Q and dO once and
 // streams K and V.
 // DQKERNEL-LABEL: func.func @gqa_backward(
-// DQKERNEL: dynamic_shared_memory_size %c35928_i32 module(@gqa_backward_wgmma_dk_dv_d32)
+// DQKERNEL: dynamic_shared_memory_size %c54360_i32 module(@gqa_backward_wgmma_dk_dv_d32)
+// Up to D 64 its query tiles are 128 rows (two Q/dO stages of 8 KiB each
+// at D 32): S^T = K Q^T is n 128.
+// DQKERNEL: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
 // DQKERNEL-NOT: memref.atomic_rmw
 // DQKERNEL: func.call @faTensorMapEncode({{.*}}, %c0_i64, %c2_i64, %c64_i64, %c32_i64, %c128_i64,
 // DQKERNEL: module(@gqa_backward_wgmma_dq_d32)

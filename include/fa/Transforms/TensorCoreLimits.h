@@ -169,9 +169,18 @@ inline constexpr bool wgmmaDkDvWholeRows(int64_t headDim) {
   return headDim <= 128;
 }
 /// The wgmma backward kernels' consumer warpgroups (64 keys, or 64 query
-/// rows, each) and the dK/dV kernel's query rows per streamed Q/dO tile.
+/// rows, each).
 inline constexpr int64_t kWgmmaBackwardGroups = 2;
-inline constexpr int64_t kWgmmaDkDvQueryRows = 64;
+/// The wgmma dK/dV kernel's query rows per streamed Q/dO tile: 128 up to D
+/// 64, where a consumer's S^T and dP^T of 64 keys by 128 rows (64
+/// registers a thread each) fit beside dK and dV (D / 2 each), so that each
+/// tile's fixed costs (the wait on its group, the named barrier, the row
+/// statistics) cover twice the GEMM work and its wgmmas are n 128; else
+/// 64. dQ by TMA reduce-adds (`withDq`) keeps 64: a P^T or dS^T row in
+/// shared memory is one 128-byte swizzle segment.
+inline constexpr int64_t wgmmaDkDvQueryRows(int64_t headDim, bool withDq) {
+  return headDim <= 64 && !withDq ? 128 : 64;
+}
 /// The wgmma dK/dV kernel's keys per block: 64 per consumer where its
 /// blocks hold whole rows, else the 64 both consumers share.
 inline constexpr int64_t wgmmaDkDvBlockN(int64_t headDim) {
