@@ -42,7 +42,10 @@
 #   compile         bench/bench_compile.py: compile.csv (FA_COMPILE_ARGS)
 #   tuning-table    bench/make_tuning_table.py: TunedConfigs.inc, the table
 #                   of tuned configs to check in as lib/Runtime/ (not in the
-#                   default list)
+#                   default list; FA_TUNING_ARGS, e.g. "--cases
+#                   gpt-oss-window-128:64 --update
+#                   lib/Runtime/TunedConfigs.inc" to make one class's rows
+#                   again)
 #   bench           bench/bench_gpu.py with FA_BENCH_ARGS: bench.csv (not in
 #                   the default list; the stages above cover its grid)
 #   decode          bench/bench_decode.py with FA_DECODE_ARGS: decode.csv
@@ -469,7 +472,7 @@ for d in 64 128; do
 done
 bench_stage hf bench_hf.py --out "$OUT_DIR/hf.csv" ${FA_HF_ARGS:-}
 bench_stage compile bench_compile.py --csv "$OUT_DIR/compile.csv" ${FA_COMPILE_ARGS:-}
-bench_stage tuning-table make_tuning_table.py --out "$OUT_DIR/TunedConfigs.inc"
+bench_stage tuning-table make_tuning_table.py --out "$OUT_DIR/TunedConfigs.inc" ${FA_TUNING_ARGS:-}
 bench_stage bench bench_gpu.py --csv "$OUT_DIR/bench.csv" ${FA_BENCH_ARGS:-}
 bench_stage decode bench_decode.py --csv "$OUT_DIR/decode.csv" ${FA_DECODE_ARGS:-}
 bench_stage varlen bench_varlen.py --csv "$OUT_DIR/varlen.csv"
