@@ -19,6 +19,11 @@
 #                            a line each in SUMMARY, the logs into $OUT
 #   device_bench_rows CSV    prints bench_gpu.py's rows: impl, variant, d,
 #                            s, forward and backward TFLOP/s, status
+#   device_bench NAME LIMIT ARGS...
+#                            bench_gpu.py ARGS through gpu-run.sh's bench
+#                            stage (FA_AUTOTUNE=table, stops starting rows
+#                            after LIMIT s): bench-NAME.csv and .log into
+#                            $OUT, its rows in SUMMARY
 #   device_fwd_tflops SPEC SHAPE [FLAGS...]
 #                            one fa-run --repeat 30 forward (bf16,
 #                            FA_AUTOTUNE=0, a shared kernel cache): prints
@@ -80,6 +85,17 @@ device_conformance() {
   done
   wait
   grep -h "FAILED" -A3 "$OUT"/conformance-*.log | head -20 >> "$DEVICE_SUMMARY"
+}
+
+device_bench() {
+  local name=$1 limit=$2
+  shift 2
+  FA_AUTOTUNE=table FA_GPU_STAGES=bench FA_BENCH_TIME_LIMIT=$limit FA_BENCH_TIMEOUT=$((limit + 20)) \
+    FA_BENCH_ARGS="$*" timeout $((limit + 30)) scripts/gpu-run.sh /tmp/$name > /tmp/$name.out 2>&1
+  cp /tmp/$name/bench.csv "$OUT/bench-$name.csv" 2>/dev/null
+  cp /tmp/$name/bench.log "$OUT/bench-$name.log" 2>/dev/null
+  echo "== $name (${SECONDS}s)" >> "$DEVICE_SUMMARY"
+  device_bench_rows "$OUT/bench-$name.csv" >> "$DEVICE_SUMMARY" 2>&1
 }
 
 device_bench_rows() {

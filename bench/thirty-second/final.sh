@@ -9,17 +9,9 @@
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
-bench() {  # NAME LIMIT ARGS
-  local name=$1 limit=$2; shift 2
-  FA_AUTOTUNE=table FA_GPU_STAGES=bench FA_BENCH_TIME_LIMIT=$limit FA_BENCH_TIMEOUT=$((limit + 20)) \
-    FA_BENCH_ARGS="$*" timeout $((limit + 30)) scripts/gpu-run.sh /tmp/$name > /tmp/$name.out 2>&1
-  cp /tmp/$name/bench.csv $OUT/bench-$name.csv 2>/dev/null; cp /tmp/$name/bench.log $OUT/bench-$name.log 2>/dev/null
-  echo "== $name (${SECONDS}s)" >> $S
-  device_bench_rows $OUT/bench-$name.csv >> $S 2>&1
-}
-bench dense 190 --variants causal,gqa-causal,full --seqs 4096 --head-dims 64,128 --impls fa,sdpa-cudnn,flex
-bench variants 160 --variants window-4096,window-1024+4-sinks,gpt-oss-full,gpt-oss-window-128 --seqs 8192 --head-dims 64 --impls fa,flex
-bench dims 80 --variants full,causal --seqs 4096 --head-dims 80,96,256 --impls fa,sdpa-cudnn,sdpa-flash2
+device_bench dense 190 --variants causal,gqa-causal,full --seqs 4096 --head-dims 64,128 --impls fa,sdpa-cudnn,flex
+device_bench variants 160 --variants window-4096,window-1024+4-sinks,gpt-oss-full,gpt-oss-window-128 --seqs 8192 --head-dims 64 --impls fa,flex
+device_bench dims 80 --variants full,causal --seqs 4096 --head-dims 80,96,256 --impls fa,sdpa-cudnn,sdpa-flash2
 FA_GPU_STAGES=compile FA_BENCH_TIME_LIMIT=70 FA_BENCH_TIMEOUT=90 timeout 100 scripts/gpu-run.sh /tmp/comp > /tmp/comp.out 2>&1
 cp /tmp/comp/compile.csv /tmp/comp/compile.log $OUT/ 2>/dev/null
 echo "== compile (${SECONDS}s)" >> $S; cat $OUT/compile.csv >> $S 2>/dev/null

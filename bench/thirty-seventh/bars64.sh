@@ -11,16 +11,8 @@ source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
 echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" >> $S
-bench() {  # NAME LIMIT ARGS
-  local name=$1 limit=$2; shift 2
-  FA_AUTOTUNE=table FA_GPU_STAGES=bench FA_BENCH_TIME_LIMIT=$limit FA_BENCH_TIMEOUT=$((limit + 20)) \
-    FA_BENCH_ARGS="$*" timeout $((limit + 30)) scripts/gpu-run.sh /tmp/$name > /tmp/$name.out 2>&1
-  cp /tmp/$name/bench.csv $OUT/bench-$name.csv 2>/dev/null
-  echo "== $name (${SECONDS}s)" >> $S
-  device_bench_rows $OUT/bench-$name.csv >> $S 2>&1
-}
-bench dense 200 --variants causal,gqa-causal,full --seqs 4096 --head-dims 64 --impls fa,sdpa-cudnn,flex --reps 20
-bench variants 230 --variants window-4096,window-1024+4-sinks,gpt-oss-full,gpt-oss-window-128 --seqs 8192 --head-dims 64 --impls fa,flex --reps 20
+device_bench dense 200 --variants causal,gqa-causal,full --seqs 4096 --head-dims 64 --impls fa,sdpa-cudnn,flex --reps 20
+device_bench variants 230 --variants window-4096,window-1024+4-sinks,gpt-oss-full,gpt-oss-window-128 --seqs 8192 --head-dims 64 --impls fa,flex --reps 20
 python3 bench/bars.py $OUT/bench-*.csv >> $S 2>&1
 for flags in "" "--dq-atomics"; do
   echo "gpt_oss 2,64,8,8192,8192,64 backward $flags: $(FA_CACHE_DIR=/tmp/c-time FA_AUTOTUNE=0 timeout 100 "$R" kernels_spec/gpt_oss.mlir \
