@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# For branch next/dq-one-slice (not run on a GPU yet): the dK/dV kernel's
+# For branch next/dq-one-slice (merged as 7ce4dd6 after this ran on an
+# H200: logs/dq-slice-check-h200.txt): the dK/dV kernel's
 # dQ by TMA reduce-adds (--dq-atomics) emitted once, the warpgroup's
 # columns by offsets, where D's two halves are equal (D 32, 64, 128),
 # instead of a branch per warpgroup: at D 128, 3206 -> 2853 PTX lines, 80
