@@ -24,10 +24,13 @@
 #                            stage (FA_AUTOTUNE=table, stops starting rows
 #                            after LIMIT s): bench-NAME.csv and .log into
 #                            $OUT, its rows in SUMMARY
+#   device_tflops SPEC SHAPE [FLAGS...]
+#                            one fa-run --repeat 30 (bf16, FA_AUTOTUNE=0, a
+#                            shared kernel cache): prints each entry's
+#                            fwd_tflops=N (and bwd_tflops=N with
+#                            --backward) on one line, or the error
 #   device_fwd_tflops SPEC SHAPE [FLAGS...]
-#                            one fa-run --repeat 30 forward (bf16,
-#                            FA_AUTOTUNE=0, a shared kernel cache): prints
-#                            fwd_tflops=N, or the error
+#                            device_tflops's first fwd_tflops=N, or the error
 #   device_python LOG        builds the Python package over $FA (gpu-run.sh's
 #                            build_fa_python) in $PY_DIR, for scripts run
 #                            with PYTHONPATH=$PY_DIR; its log in LOG
@@ -47,11 +50,20 @@ device_python() {
   build_fa_python "$1" || { cat "$1"; return 1; }
 }
 
-device_fwd_tflops() {
+# fa-run's TFLOP/s and errors, a line each, for the two below.
+device_tflops_lines() {
   local spec=$1 shape=$2
   shift 2
   FA_CACHE_DIR=/tmp/c-time FA_AUTOTUNE=0 timeout 100 "$R" "kernels_spec/$spec.mlir" --target gpu --dtype bf16 \
-    --repeat 30 "$@" --shape "$shape" 2>&1 | grep -oE 'fwd_tflops=[0-9.]+|error.*' | head -1
+    --repeat 30 "$@" --shape "$shape" 2>&1 | grep -oE 'fwd_tflops=[0-9.]+|bwd_tflops=[0-9.]+|error.*'
+}
+
+device_tflops() {
+  device_tflops_lines "$@" | tr '\n' ' '
+}
+
+device_fwd_tflops() {
+  device_tflops_lines "$@" | grep -E '^(fwd_tflops|error)' | head -1
 }
 
 device_checks() {

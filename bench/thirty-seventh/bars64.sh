@@ -15,9 +15,7 @@ device_bench dense 200 --variants causal,gqa-causal,full --seqs 4096 --head-dims
 device_bench variants 230 --variants window-4096,window-1024+4-sinks,gpt-oss-full,gpt-oss-window-128 --seqs 8192 --head-dims 64 --impls fa,flex --reps 20
 python3 bench/bars.py $OUT/bench-*.csv >> $S 2>&1
 for flags in "" "--dq-atomics"; do
-  echo "gpt_oss 2,64,8,8192,8192,64 backward $flags: $(FA_CACHE_DIR=/tmp/c-time FA_AUTOTUNE=0 timeout 100 "$R" kernels_spec/gpt_oss.mlir \
-    --target gpu --dtype bf16 --repeat 30 --backward $flags --shape 2,64,8,8192,8192,64 2>&1 |
-    grep -oE 'fwd_tflops=[0-9.]+|bwd_tflops=[0-9.]+|error.*' | tr '\n' ' ')" >> $S
+  echo "gpt_oss 2,64,8,8192,8192,64 backward $flags: $(device_tflops gpt_oss 2,64,8,8192,8192,64 --backward $flags)" >> $S
 done
 echo "done ${SECONDS}s" >> $S
 cat $S
