@@ -20,8 +20,14 @@ struct SinkKernelConstants
     getOperation().walk([&](gpu::LaunchOp launch) {
       if (!launch.getFunction())
         return;
+      // Every constant without operands: arith's, and the poison struct a
+      // wgmma that overwrites its accumulator takes (as an argument, its
+      // values were moved into the accumulator's registers before each
+      // such wgmma, and between two groups' wgmmas those moves had ptxas
+      // serialise them: C7513).
       if (failed(sinkOperationsIntoLaunchOp(launch, [](Operation *op) {
-            return isa<arith::ConstantOp>(op);
+            return op->hasTrait<OpTrait::ConstantLike>() &&
+                   op->getNumOperands() == 0;
           })))
         signalPassFailure();
     });

@@ -121,15 +121,18 @@ WgmmaEmitter::registerOperand(ArrayRef<SmallVector<Value, 4>> tiles) {
 /// One wgmma m64n<columns>k16 with A from registers (`a`, four 32-bit
 /// registers of two elements) and B at descriptor `bDesc`, transposed
 /// (MN-major): acc += A B. NVVM has no op for the register-A form: one
-/// instruction through inline PTX.
+/// instruction through inline PTX. It always accumulates: its scale-d
+/// predicate is set from an immediate. (From a register operand LLVM moved
+/// a 1 into a register ahead of each wgmma; with two groups issued back to
+/// back, that move fell between them and ptxas serialised both, C7513.)
 static Value mmaRegisterA(ImplicitLocOpBuilder &b, Type element,
                           int64_t columns, Value acc, ArrayRef<Value> a,
-                          Value bDesc, Value accumulate) {
+                          Value bDesc) {
   int64_t n = columns / 2;
-  std::string asmText =
-      "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(n + 5) +
-      ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(columns) +
-      "k16.f32." + (element.isBF16() ? "bf16.bf16" : "f16.f16") + " {";
+  std::string asmText = "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+                        "wgmma.mma_async.sync.aligned.m64n" +
+                        std::to_string(columns) + "k16.f32." +
+                        (element.isBF16() ? "bf16.bf16" : "f16.f16") + " {";
   SmallVector<std::string> regs;
   for (int64_t i = 0; i < n; ++i)
     regs.push_back("$" + std::to_string(i));
@@ -141,12 +144,10 @@ static Value mmaRegisterA(ImplicitLocOpBuilder &b, Type element,
   for (int i = 0; i < 4; ++i)
     constraints.push_back("r");
   constraints.push_back("l");
-  constraints.push_back("r");
   for (int64_t i = 0; i < n; ++i)
     constraints.push_back(std::to_string(i));
   SmallVector<Value> operands(a.begin(), a.end());
   operands.push_back(bDesc);
-  operands.push_back(accumulate);
   for (int64_t i = 0; i < n; ++i)
     operands.push_back(LLVM::ExtractValueOp::create(b, acc, i));
   return LLVM::InlineAsmOp::create(
@@ -167,8 +168,7 @@ void WgmmaEmitter::issueRegisterProduct(ArrayRef<SmallVector<Value, 4>> aRegs,
   Value bBase = descriptor(bTile, bRows * segmentBytes, 8 * segmentBytes);
   for (auto [kk, a] : llvm::enumerate(aRegs))
     acc = mmaRegisterA(b, element, width, acc, a,
-                       descriptorAt(bBase, kk * 16 * segmentBytes),
-                       i32(1)); // scale-d: accumulate
+                       descriptorAt(bBase, kk * 16 * segmentBytes));
   storeAccumulator(acc, out);
 }
 

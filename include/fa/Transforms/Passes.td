@@ -227,8 +227,11 @@ def FASinkKernelConstants : Pass<"fa-sink-kernel-constants", "::mlir::func::Func
     The canonicalizer hoists constants out of `gpu.launch` bodies (they are
     not isolated from above), so outlining would pass them as kernel
     arguments. The tensor-core kernels index their register state with
-    them: as arguments the state goes to local memory. This clones the
-    constants a named launch (`function` set, as fa-gpu-tensor-core's are)
+    them: as arguments the state goes to local memory. A wgmma that
+    overwrites its accumulator takes a poison struct (`llvm.mlir.poison`),
+    which as an argument is moved into the accumulator's registers before
+    each such wgmma. This clones the constants (every op that is
+    ConstantLike and has no operands) a named launch (`function` set, as fa-gpu-tensor-core's are)
     uses into its body; other launches keep their arguments.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
