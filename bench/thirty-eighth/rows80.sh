@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # 80-row query tiles in the wgmma dK/dV kernel at D 128 (FlashAttention-3's
 # non-causal hdim-128 backward tile): bundle/rows80-overlay.tar.xz (b: a
-# build whose wgmmaDkDvQueryRows gives 80 at D 128 where dQ has its own
-# kernel, a one-line change; not run yet, the thirty-eighth session's device
+# build of branch next/rows80-d128, whose wgmmaDkDvQueryRows gives 80 at D
+# 128 where dQ has its own kernel; not run yet, the thirty-eighth session's device
 # time ran out) over the bundle of 5d20aa7 (a). Carry ["bundle"]. One check against float64,
 # then one backward TFLOP/s pair (fa-run --repeat 30, FA_AUTOTUNE=0), each
 # line into $OUT/summary.txt as it comes (the call may be cut short).
