@@ -24,11 +24,18 @@
 #                            stage (FA_AUTOTUNE=table, stops starting rows
 #                            after LIMIT s): bench-NAME.csv and .log into
 #                            $OUT, its rows in SUMMARY
+#   device_overlay NAME [OVERLAY]
+#                            a copy of the unpacked bundle at /tmp/fa-NAME,
+#                            with OVERLAY (a .tar.xz of bin/fa-run and lib/
+#                            of another build) unpacked over it when given
 #   device_tflops SPEC SHAPE [FLAGS...]
 #                            one fa-run --repeat 30 (bf16, FA_AUTOTUNE=0, a
 #                            shared kernel cache): prints each entry's
 #                            fwd_tflops=N (and bwd_tflops=N with
-#                            --backward) on one line, or the error
+#                            --backward) on one line, or the error; R and
+#                            LD_LIBRARY_PATH set on the call time another
+#                            build (device_overlay's), DEVICE_CACHE_DIR its
+#                            own kernel cache
 #   device_fwd_tflops SPEC SHAPE [FLAGS...]
 #                            device_tflops's first fwd_tflops=N, or the error
 #   device_python LOG        builds the Python package over $FA (gpu-run.sh's
@@ -50,11 +57,16 @@ device_python() {
   build_fa_python "$1" || { cat "$1"; return 1; }
 }
 
+device_overlay() {
+  rm -rf "/tmp/fa-$1" && cp -r "$FA" "/tmp/fa-$1" || return 1
+  [ -z "${2:-}" ] || tar -xJf "$2" -C "/tmp/fa-$1"
+}
+
 # fa-run's TFLOP/s and errors, a line each, for the two below.
 device_tflops_lines() {
   local spec=$1 shape=$2
   shift 2
-  FA_CACHE_DIR=/tmp/c-time FA_AUTOTUNE=0 timeout 100 "$R" "kernels_spec/$spec.mlir" --target gpu --dtype bf16 \
+  FA_CACHE_DIR=${DEVICE_CACHE_DIR:-/tmp/c-time} FA_AUTOTUNE=0 timeout 100 "$R" "kernels_spec/$spec.mlir" --target gpu --dtype bf16 \
     --repeat 30 "$@" --shape "$shape" 2>&1 | grep -oE 'fwd_tflops=[0-9.]+|bwd_tflops=[0-9.]+|error.*'
 }
 

@@ -16,8 +16,7 @@ source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
 echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" >> $S
-rm -rf /tmp/fa-a && cp -r $FA /tmp/fa-a
-rm -rf /tmp/fa-c && cp -r $FA /tmp/fa-c && tar -xJf bundle/pipe64-overlay.tar.xz -C /tmp/fa-c || exit 1
+device_overlay a && device_overlay c bundle/pipe64-overlay.tar.xz || exit 1
 tar -xJf bundle/pipe-overlay.tar.xz -C $FA || exit 1
 export FA_AUTOTUNE=0
 {
@@ -44,12 +43,10 @@ gzip -c /tmp/checks-pipe64.log > $OUT/checks-pipe64.log.gz
 device_sanitize causal 1,4,4,1000,1000,128 --backward
 R=/tmp/fa-c/bin/fa-run LD_LIBRARY_PATH=/tmp/fa-c/lib device_sanitize swa 1,8,2,3000,3000,64 --backward
 echo "== A/B: A 5d20aa7, B pipelined (D 80-128), C pipelined 64-row tiles (D 64); bwd TFLOP/s (${SECONDS}s)" >> $S
-ab() {  # ab DIR-NAME SPEC SHAPE
+ab() {  # ab VARIANT SPEC SHAPE
   local d=/tmp/fa-$1 out
   [ $1 = b ] && d=$FA
-  out=$(LD_LIBRARY_PATH=$d/lib FA_CACHE_DIR=/tmp/ab-cache-$1 timeout 150 $d/bin/fa-run kernels_spec/$2.mlir \
-    --target gpu --dtype bf16 --repeat 30 --backward --shape $3 2>&1 |
-    grep -oE 'fwd_tflops=[0-9.]+|bwd_tflops=[0-9.]+|error.*' | tr '\n' ' ')
+  out=$(R=$d/bin/fa-run LD_LIBRARY_PATH=$d/lib DEVICE_CACHE_DIR=/tmp/ab-cache-$1 device_tflops $2 $3 --backward)
   echo "$2 $3 $1 $out (${SECONDS}s)" >> $S
 }
 for c in "b causal 4,16,16,4096,4096,128" "c causal 4,32,32,4096,4096,64" "b mha 4,16,16,4096,4096,128" \

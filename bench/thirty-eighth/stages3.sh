@@ -12,8 +12,8 @@ source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
 echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" >> $S
-for v in a s t; do rm -rf /tmp/fa-$v && cp -r $FA /tmp/fa-$v; done
-tar -xJf bundle/sink-overlay.tar.xz -C /tmp/fa-s && tar -xJf bundle/stages3-overlay.tar.xz -C /tmp/fa-t || exit 1
+device_overlay a && device_overlay s bundle/sink-overlay.tar.xz &&
+  device_overlay t bundle/stages3-overlay.tar.xz || exit 1
 tar -xJf bundle/stages3-overlay.tar.xz -C $FA || exit 1
 export FA_AUTOTUNE=0
 {
@@ -30,10 +30,8 @@ FA_CACHE_DIR=/tmp/c-check timeout 120 compute-sanitizer --tool racecheck --error
 echo "racecheck causal 1,4,4,1000,1000,128 rc=$? $(grep -E 'RACECHECK SUMMARY' /tmp/race.log)" >> $S
 echo "== bwd TFLOP/s: a 5d20aa7, s sink + immediate, t s + three stages (${SECONDS}s)" >> $S
 run1() {  # run1 VARIANT SPEC SHAPE
-  local out
-  out=$(LD_LIBRARY_PATH=/tmp/fa-$1/lib FA_CACHE_DIR=/tmp/ab-cache-$1 timeout 150 /tmp/fa-$1/bin/fa-run kernels_spec/$2.mlir \
-    --target gpu --dtype bf16 --repeat 30 --backward --shape $3 2>&1 |
-    grep -oE 'fwd_tflops=[0-9.]+|bwd_tflops=[0-9.]+|error.*' | tr '\n' ' ')
+  local d=/tmp/fa-$1 out
+  out=$(R=$d/bin/fa-run LD_LIBRARY_PATH=$d/lib DEVICE_CACHE_DIR=/tmp/ab-cache-$1 device_tflops $2 $3 --backward)
   echo "$2 $3 $1 $out (${SECONDS}s)" >> $S
 }
 for c in "a s t causal 4,16,16,4096,4096,128" "s t causal 4,32,32,4096,4096,64" "s t mha 4,16,16,4096,4096,128" \

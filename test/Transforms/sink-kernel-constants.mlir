@@ -2,8 +2,8 @@
 
 // Constants used by a named launch (fa-gpu-tensor-core's) are cloned into
 // it (arith's, and poison structs such as wgmma's overwritten
-// accumulators); an unnamed launch keeps capturing them; non-constant values are left
-// alone in both.
+// accumulators); an unnamed launch keeps capturing them; non-constant
+// values are left alone in both.
 
 // CHECK-LABEL: func.func @launches(
 // CHECK-SAME: %[[N:.*]]: index, %[[M:.*]]: memref<8xf32>)

@@ -231,8 +231,9 @@ def FASinkKernelConstants : Pass<"fa-sink-kernel-constants", "::mlir::func::Func
     overwrites its accumulator takes a poison struct (`llvm.mlir.poison`),
     which as an argument is moved into the accumulator's registers before
     each such wgmma. This clones the constants (every op that is
-    ConstantLike and has no operands) a named launch (`function` set, as fa-gpu-tensor-core's are)
-    uses into its body; other launches keep their arguments.
+    ConstantLike and has no operands) a named launch (`function` set, as
+    fa-gpu-tensor-core's are) uses into its body; other launches keep their
+    arguments.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
