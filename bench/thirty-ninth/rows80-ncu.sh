@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The thirty-ninth session's first call (carry ["bundle"]: the bundle of
+# main, and bundle/rows80-overlay.tar.xz, a build whose wgmmaDkDvQueryRows
+# gives 80 query rows at D 128 where dQ has its own kernel).
+#  1. rows80: checks against float64 (mha, causal D 128), then backward
+#     TFLOP/s A/B (fa-run --repeat 30, FA_AUTOTUNE=0), a, b, a, b.
+#  2. ncu of main's dK/dV kernel (causal and mha D 128, causal D 64): one
+#     launch each with the source counters, so that each SASS instruction's
+#     stall samples say where the warps wait (the 26% tensor-pipe idle that
+#     the twenty-third session's ablation left unexplained).
+source bench/lib/device.sh
+S=$OUT/summary.txt
+device_setup $S
+echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) (${SECONDS}s)" >> $S
+device_overlay b bundle/rows80-overlay.tar.xz || exit 1
+printf '%s\n' "kernels_spec/mha.mlir|1,4,4,1000,777,128|--dtype bf16" \
+  "kernels_spec/causal.mlir|1,4,4,1000,1000,128|--dtype bf16" \
+  "kernels_spec/gqa_causal.mlir|2,8,2,333,333,128|--dtype f16" \
+  | FA=/tmp/fa-b LD_LIBRARY_PATH=/tmp/fa-b/lib device_checks /tmp/checks-rows80.log
+for round in 1 2; do
+  for spec in mha causal; do
+    for v in a b; do
+      d=$FA
+      [ $v = b ] && d=/tmp/fa-b
+      echo "$spec 4,16,16,4096,4096,128 $v $(R=$d/bin/fa-run LD_LIBRARY_PATH=$d/lib DEVICE_CACHE_DIR=/tmp/c-$v \
+        device_tflops $spec 4,16,16,4096,4096,128 --backward) (${SECONDS}s)" >> $S
+    done
+  done
+  [ $SECONDS -gt 330 ] && break
+done
+for job in causal:1,16,16,8192,8192,128 mha:1,16,16,8192,8192,128 causal:1,32,32,8192,8192,64; do
+  spec=${job%%:*} shape=${job#*:} name=ncu-${job%%:*}-${shape##*,}
+  FA_CACHE_DIR=/tmp/c-a FA_AUTOTUNE=0 timeout 150 ncu --section SpeedOfLight --section WarpStateStats \
+    --section SourceCounters --section SchedulerStats \
+    --metrics sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,sm__issue_active.avg.pct_of_peak_sustained_active \
+    --kernel-name regex:wgmma_dk_dv --launch-count 1 -f -o /tmp/$name \
+    $R kernels_spec/$spec.mlir --target gpu --dtype bf16 --backward --shape $shape > /tmp/$name.log 2>&1
+  ncu -i /tmp/$name.ncu-rep --page details --print-details all >> /tmp/$name.log 2>&1
+  ncu -i /tmp/$name.ncu-rep --page source --csv --print-source sass > /tmp/$name-sass.csv 2>&1 ||
+    ncu -i /tmp/$name.ncu-rep --page source --csv > /tmp/$name-sass.csv 2>&1
+  echo "$name rc=$? $(grep -E 'Pipe Tensor Cycles|Duration' /tmp/$name.log | head -2 | tr -s ' ' | tr '\n' ' ') (${SECONDS}s)" >> $S
+  tar -czf $OUT/$name.tar.gz -C /tmp $name.log $name-sass.csv
+done
+cat $S
