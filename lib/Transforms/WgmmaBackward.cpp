@@ -139,6 +139,9 @@ public:
                       queries, queryRows,
                       [&](Value m0, bool masked, Value maskWhen) {
                         Value count = countOf(member, m0);
+                        Value firstRow = add(m0, firstScoreRow);
+                        SmallVector<Value, 2> loaded =
+                            loadRowStatistics(args, dims, head, firstRow);
                         Value slot = waitStreamed(at, count);
                         Value qTile = stageAt(at, kQueries, slot);
                         Value dOTile = stageAt(at, kGrads, slot);
@@ -150,13 +153,12 @@ public:
                             opaque(values), blockN,
                             rowAt(dOTile, firstScoreRow), queryRows, scoreRows);
                         commit();
-                        Value stats =
-                            shareRowStatistics(at, args, dims, group, count,
-                                               head, add(m0, firstScoreRow));
                         waitGroups(0);
                         auto s = accumulatorTiles(sAcc, scoreRows);
                         auto dp = accumulatorTiles(dpAcc, scoreRows);
-                        keyMajorGrads(variant, dims, add(m0, firstScoreRow),
+                        Value stats = storeRowStatistics(at, group, count,
+                                                         loaded, s[0][0]);
+                        keyMajorGrads(variant, dims, firstRow,
                                       masked, maskWhen, keyOf, scaleLog2, s, dp,
                                       [&](Value, int64_t offset) {
                                         return sharedRowStatistics(stats,
@@ -358,58 +360,84 @@ private:
                idx(statisticsBytes() + kWgmmaDkDvBuffers * dsTileBytes()));
   }
 
-  /// Puts the base-2 lse and D of query rows [first, first + scoreRows())
-  /// of `head` (rows past Sq read the last row's) into this warpgroup's
-  /// statistics buffer of the block's tile `count`, one value a thread per
-  /// 128 of them, and returns the buffer once the whole warpgroup has
-  /// written it. Each thread then reads only the columns it needs, where it
-  /// needs them, rather than holding 2 x 16 loaded values across the tile.
-  Value shareRowStatistics(const SharedLayout &at, const GradArgs &args,
-                           const Dims &dims, Value group, Value count,
-                           Value head, Value first) {
+  /// This thread's share of the lse and D of query rows [first, first +
+  /// scoreRows()) of `head` (rows past Sq read the last row's): values
+  /// [0, rows) are the lse's, [rows, 2 rows) D's, and thread `lane` takes
+  /// lane, lane + 128, ... They are loaded at the top of a tile, before its
+  /// wait for Q and dO, and put in shared memory (storeRowStatistics) once
+  /// S^T and dP^T are done: loaded after the tile's first wgmmas, their use
+  /// held up the issue of dP^T's (ncu, thirty-ninth session: 4% of the
+  /// consumers' stall samples at D 128).
+  SmallVector<Value, 2> loadRowStatistics(const GradArgs &args,
+                                          const Dims &dims, Value head,
+                                          Value first) {
     int64_t rows = scoreRows();
-    Value buffer =
-        add(scratchAt(at), mul(add(mul(group, idx(kWgmmaDkDvBuffers)),
-                                   remi(count, kWgmmaDkDvBuffers)),
-                               idx(wgmmaDkDvStatisticsBufferBytes(rows))));
     Value lane = remi(tid, 128);
-    // Values [0, rows) are the lse's, [rows, 2 rows) D's; thread `lane`
-    // takes lane, lane + 128, ...
+    SmallVector<Value, 2> loaded;
     for (int64_t base = 0; base < 2 * rows; base += 128) {
-      OpBuilder::InsertionGuard guard(b);
+      // Every thread loads (the row is clamped into range); only those
+      // below 2 rows store (storeRowStatistics).
       Value at = add(lane, idx(base));
-      if (2 * rows - base < 128)
-        b.setInsertionPointToStart(
-            scf::IfOp::create(
-                b, cmp(arith::CmpIPredicate::ult, at, idx(2 * rows)), false)
-                .thenBlock());
       Value row = min(add(first, remi(at, rows)), sub(dims.sq, idx(1)));
-      auto lse = [&] {
-        return toBase2(memref::LoadOp::create(b, args.lse,
-                                              ValueRange{batchIdx, head, row}));
-      };
-      auto rowDot = [&] {
-        return memref::LoadOp::create(b, args.rowDot,
-                                      ValueRange{batchIdx, head, row})
+      auto load = [&](Value from) {
+        return memref::LoadOp::create(b, from, ValueRange{batchIdx, head, row})
             .getResult();
       };
-      Value value;
       if (base + 128 <= rows) {
-        value = lse();
+        loaded.push_back(load(args.lse));
       } else if (base >= rows) {
-        value = rowDot();
+        loaded.push_back(load(args.rowDot));
       } else {
         auto which = scf::IfOp::create(
             b, TypeRange{b.getF32Type()},
             cmp(arith::CmpIPredicate::ult, at, idx(rows)), true);
         OpBuilder::InsertionGuard inner(b);
         b.setInsertionPointToStart(which.thenBlock());
-        scf::YieldOp::create(b, lse());
+        scf::YieldOp::create(b, load(args.lse));
         b.setInsertionPointToStart(which.elseBlock());
-        scf::YieldOp::create(b, rowDot());
-        value = which.getResult(0);
+        scf::YieldOp::create(b, load(args.rowDot));
+        loaded.push_back(which.getResult(0));
       }
-      LLVM::StoreOp::create(b, value,
+    }
+    return loaded;
+  }
+  /// Puts `loaded` (loadRowStatistics), the lse's in base 2, into this
+  /// warpgroup's statistics buffer of the block's tile `count`, and returns
+  /// the buffer once the whole warpgroup has written it. Each thread then
+  /// reads only the columns it needs, where it needs them, rather than
+  /// holding 2 x 16 values across the tile. `landed` is a value of the
+  /// tile's S^T: the lse's scale by log2 e is made to depend on it (as
+  /// fma(landed, 0, log2 e), which IEEE arithmetic cannot fold), so that
+  /// ptxas places it after the wait for S^T; given a constant, it hoisted
+  /// the multiply above the tile's first wgmma, where it waited for the
+  /// load.
+  Value storeRowStatistics(const SharedLayout &at, Value group, Value count,
+                           ArrayRef<Value> loaded, Value landed) {
+    int64_t rows = scoreRows();
+    Value buffer =
+        add(scratchAt(at), mul(add(mul(group, idx(kWgmmaDkDvBuffers)),
+                                   remi(count, kWgmmaDkDvBuffers)),
+                               idx(wgmmaDkDvStatisticsBufferBytes(rows))));
+    Value lane = remi(tid, 128);
+    Value log2e = math::FmaOp::create(b, landed, flt(0.0), flt(kLog2E));
+    for (auto [i, value] : llvm::enumerate(loaded)) {
+      OpBuilder::InsertionGuard guard(b);
+      int64_t base = 128 * static_cast<int64_t>(i);
+      Value at = add(lane, idx(base));
+      if (2 * rows - base < 128)
+        b.setInsertionPointToStart(
+            scf::IfOp::create(
+                b, cmp(arith::CmpIPredicate::ult, at, idx(2 * rows)), false)
+                .thenBlock());
+      // The lse's in base 2.
+      Value stored = value;
+      if (base + 128 <= rows)
+        stored = fmul(value, log2e);
+      else if (base < rows)
+        stored = arith::SelectOp::create(
+            b, cmp(arith::CmpIPredicate::ult, at, idx(rows)),
+            fmul(value, log2e), value);
+      LLVM::StoreOp::create(b, stored,
                             sharedPointer(add(buffer, mul(at, idx(4)))));
     }
     namedBarrier(add(idx(kGroupBarriers), group), 128);
