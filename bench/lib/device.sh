@@ -17,6 +17,13 @@
 #                            and f16, forward and backward, against float64)
 #                            at each pair of head dims, the pairs at once;
 #                            a line each in SUMMARY, the logs into $OUT
+#   device_bars DENSE_LIMIT VARIANTS_LIMIT
+#                            issue 13's and 14's bars: device_bench of the
+#                            dense rows (causal, GQA causal, full; D 64 and
+#                            128, S 4k; fa, cuDNN, flex) and of the windowed
+#                            and gpt-oss rows (D 64, S 8k; fa, flex), each
+#                            stopped after its LIMIT s, then bench/bars.py
+#                            over their CSVs, all into SUMMARY
 #   device_bench_rows CSV    prints bench_gpu.py's rows: impl, variant, d,
 #                            s, forward and backward TFLOP/s, status
 #   device_bench NAME LIMIT ARGS...
@@ -129,4 +136,12 @@ for r in csv.DictReader(open(sys.argv[1])):
     print(r['impl'].ljust(12), r['variant'].ljust(7), r['d'], r['s'],
           r['fwd_tflops'], r['bwd_tflops'], r['status'])
 PY
+}
+
+device_bars() {
+  device_bench dense "$1" --variants causal,gqa-causal,full --seqs 4096 --head-dims 64,128 \
+    --impls fa,sdpa-cudnn,flex --reps 20
+  device_bench variants "$2" --variants window-4096,window-1024+4-sinks,gpt-oss-full,gpt-oss-window-128 \
+    --seqs 8192 --head-dims 64 --impls fa,flex --reps 20
+  python3 bench/bars.py "$OUT"/bench-*.csv >> "$DEVICE_SUMMARY" 2>&1
 }

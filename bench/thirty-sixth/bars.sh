@@ -5,13 +5,11 @@
 # with FA_AUTOTUNE=table (the shipped table), bf16, B*S 16k, 20 single calls
 # per row: dense D 64/128 at S 4k against cuDNN and flex; the windowed and
 # gpt-oss variants at D 64, S 8k, against flex. Then bench/bars.py over
-# the CSVs.
+# the CSVs. Arguments: the two benches' limits in seconds (230 each).
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
 echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" >> $S
-device_bench dense 230 --variants causal,gqa-causal,full --seqs 4096 --head-dims 64,128 --impls fa,sdpa-cudnn,flex --reps 20
-device_bench variants 230 --variants window-4096,window-1024+4-sinks,gpt-oss-full,gpt-oss-window-128 --seqs 8192 --head-dims 64 --impls fa,flex --reps 20
-python3 bench/bars.py $OUT/bench-*.csv >> $S 2>&1
+device_bars "${1:-230}" "${2:-230}"
 echo "done ${SECONDS}s" >> $S
 cat $S
