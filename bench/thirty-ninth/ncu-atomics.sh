@@ -22,7 +22,7 @@ for job in atomics-128:wgmma_dk_dv:128:--dq-atomics atomics-64:wgmma_dk_dv:64:--
   echo "$name $(grep -E 'Pipe Tensor Cycles|Duration' /tmp/$name.log | head -2 | tr -s ' ' | tr '\n' ' ') (${SECONDS}s)" >> $S
   tar -czf $OUT/$name.tar.gz -C /tmp $name.log $name-sass.csv
 done
-for d in 128 64; do
+for d in 128; do
   for f in "" --dq-atomics; do
     echo "causal 4,16,16,4096,4096,$d $f $(device_tflops causal 4,16,16,4096,4096,$d --backward $f) (${SECONDS}s)" >> $S
   done
