@@ -1,8 +1,10 @@
 """Prints the spills ptxas reports for each wgmma forward of some specs,
 compiled as the JIT compiles them: the head dim fixed, no split-KV or
 scalar kernels, bf16, sm_90a. Usage:
-  ptxas_spills.py PTXAS FA_COMPILE SPECS_DIR D[,D...] SPEC [SPEC...]
+  ptxas_spills.py [--kernels REGEX] PTXAS FA_COMPILE SPECS_DIR D[,D...] SPEC...
   ptxas_spills.py --tiles BN:STAGES[,...] PTXAS FA_OPT SPECS_DIR D[,...] SPEC...
+--kernels takes the kernels whose names REGEX matches (re.search) in place
+of the wgmma forwards (`_forward_wgmma_d<D>$`).
 The second form compiles through fa-opt's fa-lower-to-gpu pipeline with the
 wgmma forward's block-n and stages set (0: the compiler's), as the tuner's
 candidates ask for them. One line per kernel:
@@ -69,6 +71,10 @@ def fa_opt_modules(fa_opt, spec, block_n, stages):
 def main():
     args = sys.argv[1:]
     tiles = [None]
+    kernels = r"_forward_wgmma_d\d+$"
+    if args[0] == "--kernels":
+        kernels = args[1]
+        args = args[2:]
     if args[0] == "--tiles":
         tiles = [tuple(t.split(":")) for t in args[1].split(",")]
         args = args[2:]
@@ -85,7 +91,7 @@ def main():
                     label = "" if tile is None else \
                         f" block-n {tile[0]} stages {tile[1]}"
                     for kernel, body in modules:
-                        if not re.search(r"_forward_wgmma_d\d+$", kernel):
+                        if not re.search(kernels, kernel):
                             continue
                         report = ptxas_report(
                             ptxas, body, os.path.join(tmp, kernel + ".ptx"))
