@@ -158,8 +158,8 @@ public:
                         auto dp = accumulatorTiles(dpAcc, scoreRows);
                         Value stats = storeRowStatistics(at, group, count,
                                                          loaded, s[0][0]);
-                        keyMajorGrads(variant, dims, firstRow,
-                                      masked, maskWhen, keyOf, scaleLog2, s, dp,
+                        keyMajorGrads(variant, dims, firstRow, masked, maskWhen,
+                                      keyOf, scaleLog2, s, dp,
                                       [&](Value, int64_t offset) {
                                         return sharedRowStatistics(stats,
                                                                    offset);
