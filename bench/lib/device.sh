@@ -43,6 +43,19 @@
 #                            LD_LIBRARY_PATH set on the call time another
 #                            build (device_overlay's), DEVICE_CACHE_DIR its
 #                            own kernel cache
+#   device_build_tflops V SPEC SHAPE [FLAGS...]
+#                            device_tflops with build V's fa-run and kernel
+#                            cache (a: the bundle, else device_overlay's
+#                            /tmp/fa-V), as a line "SPEC SHAPE V ..." in
+#                            SUMMARY
+#   device_ncu NAME KERNEL SPEC SHAPE [FLAGS...]
+#                            ncu of one launch of the kernel matching KERNEL
+#                            (a regex) in fa-run --backward of SPEC at SHAPE
+#                            with R's build: speed of light, warp states,
+#                            scheduler and the source counters; the details
+#                            and the stall samples per SASS instruction
+#                            (CSV) into $OUT/NAME.tar.gz, duration and
+#                            tensor-pipe use in SUMMARY
 #   device_fwd_tflops SPEC SHAPE [FLAGS...]
 #                            device_tflops's first fwd_tflops=N, or the error
 #   device_python LOG        builds the Python package over $FA (gpu-run.sh's
@@ -79,6 +92,28 @@ device_tflops_lines() {
 
 device_tflops() {
   device_tflops_lines "$@" | tr '\n' ' '
+}
+
+device_build_tflops() {
+  local v=$1 d=$FA
+  shift
+  [ "$v" = a ] || d=/tmp/fa-$v
+  echo "$1 $2 $v $(R=$d/bin/fa-run LD_LIBRARY_PATH=$d/lib DEVICE_CACHE_DIR=/tmp/c-$v \
+    device_tflops "$@") (${SECONDS}s)" >> "$DEVICE_SUMMARY"
+}
+
+device_ncu() {
+  local name=$1 kernel=$2 spec=$3 shape=$4
+  shift 4
+  FA_CACHE_DIR=${DEVICE_CACHE_DIR:-/tmp/c-ncu} FA_AUTOTUNE=0 timeout 150 ncu --section SpeedOfLight \
+    --section WarpStateStats --section SourceCounters --section SchedulerStats \
+    --metrics sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,sm__issue_active.avg.pct_of_peak_sustained_active \
+    --kernel-name "regex:$kernel" --launch-count 1 -f -o "/tmp/$name" \
+    "$R" "kernels_spec/$spec.mlir" --target gpu --dtype bf16 --backward "$@" --shape "$shape" > "/tmp/$name.log" 2>&1
+  ncu -i "/tmp/$name.ncu-rep" --page details --print-details all >> "/tmp/$name.log" 2>&1
+  ncu -i "/tmp/$name.ncu-rep" --page source --csv --print-source sass > "/tmp/$name-sass.csv" 2>&1
+  echo "$name $(grep -E 'Pipe Tensor Cycles|Duration' "/tmp/$name.log" | head -2 | tr -s ' ' | tr '\n' ' ') (${SECONDS}s)" >> "$DEVICE_SUMMARY"
+  tar -czf "$OUT/$name.tar.gz" -C /tmp "$name.log" "$name-sass.csv"
 }
 
 device_fwd_tflops() {

@@ -13,10 +13,5 @@ device_setup $S
 echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) (${SECONDS}s)" >> $S
 device_overlay b bundle/rows80-overlay.tar.xz || exit 1
 echo "kernels_spec/mha.mlir|1,4,4,1000,777,128|--dtype bf16" | FA=/tmp/fa-b device_checks /tmp/checks-rows80.log
-for v in b a; do
-  d=$FA
-  [ $v = b ] && d=/tmp/fa-b
-  echo "mha 4,16,16,4096,4096,128 $v $(R=$d/bin/fa-run LD_LIBRARY_PATH=$d/lib DEVICE_CACHE_DIR=/tmp/c-$v \
-    device_tflops mha 4,16,16,4096,4096,128 --backward) (${SECONDS}s)" >> $S
-done
+for v in b a; do device_build_tflops $v mha 4,16,16,4096,4096,128 --backward; done
 cat $S

@@ -19,27 +19,13 @@ printf '%s\n' "kernels_spec/mha.mlir|1,4,4,1000,777,128|--dtype bf16" \
   | FA=/tmp/fa-b LD_LIBRARY_PATH=/tmp/fa-b/lib device_checks /tmp/checks-rows80.log
 ab_round() {
   for spec in mha causal; do
-    for v in a b; do
-      d=$FA
-      [ $v = b ] && d=/tmp/fa-b
-      echo "$spec 4,16,16,4096,4096,128 $v $(R=$d/bin/fa-run LD_LIBRARY_PATH=$d/lib DEVICE_CACHE_DIR=/tmp/c-$v \
-        device_tflops $spec 4,16,16,4096,4096,128 --backward) (${SECONDS}s)" >> $S
-    done
+    for v in a b; do device_build_tflops $v $spec 4,16,16,4096,4096,128 --backward; done
   done
 }
 ab_round
 for job in causal:1,16,16,8192,8192,128 mha:1,16,16,8192,8192,128 causal:1,32,32,8192,8192,64; do
-  spec=${job%%:*} shape=${job#*:} name=ncu-${job%%:*}-${shape##*,}
-  FA_CACHE_DIR=/tmp/c-a FA_AUTOTUNE=0 timeout 150 ncu --section SpeedOfLight --section WarpStateStats \
-    --section SourceCounters --section SchedulerStats \
-    --metrics sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,sm__issue_active.avg.pct_of_peak_sustained_active \
-    --kernel-name regex:wgmma_dk_dv --launch-count 1 -f -o /tmp/$name \
-    $R kernels_spec/$spec.mlir --target gpu --dtype bf16 --backward --shape $shape > /tmp/$name.log 2>&1
-  ncu -i /tmp/$name.ncu-rep --page details --print-details all >> /tmp/$name.log 2>&1
-  ncu -i /tmp/$name.ncu-rep --page source --csv --print-source sass > /tmp/$name-sass.csv 2>&1 ||
-    ncu -i /tmp/$name.ncu-rep --page source --csv > /tmp/$name-sass.csv 2>&1
-  echo "$name rc=$? $(grep -E 'Pipe Tensor Cycles|Duration' /tmp/$name.log | head -2 | tr -s ' ' | tr '\n' ' ') (${SECONDS}s)" >> $S
-  tar -czf $OUT/$name.tar.gz -C /tmp $name.log $name-sass.csv
+  spec=${job%%:*} shape=${job#*:}
+  DEVICE_CACHE_DIR=/tmp/c-a device_ncu ncu-$spec-${shape##*,} wgmma_dk_dv $spec $shape
 done
 [ $SECONDS -lt 420 ] && ab_round
 cat $S

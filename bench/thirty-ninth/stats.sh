@@ -31,23 +31,13 @@ R=/tmp/fa-b/bin/fa-run LD_LIBRARY_PATH=/tmp/fa-b/lib device_sanitize causal 1,4,
 ab_round() {
   for job in mha:4,16,16,4096,4096,128 causal:4,16,16,4096,4096,128 causal:4,32,32,4096,4096,64; do
     for v in a b c; do
-      d=$FA
-      [ $v = a ] || d=/tmp/fa-$v
       [ $v = c ] && [ ${job##*,} != 128 ] && continue
-      echo "${job%%:*} ${job#*:} $v $(R=$d/bin/fa-run LD_LIBRARY_PATH=$d/lib DEVICE_CACHE_DIR=/tmp/c-$v \
-        device_tflops ${job%%:*} ${job#*:} --backward) (${SECONDS}s)" >> $S
+      device_build_tflops $v ${job%%:*} ${job#*:} --backward
     done
   done
 }
 ab_round
-name=ncu-causal-128-b
-FA_CACHE_DIR=/tmp/c-b FA_AUTOTUNE=0 LD_LIBRARY_PATH=/tmp/fa-b/lib timeout 150 ncu --section SpeedOfLight --section WarpStateStats \
-  --section SourceCounters --metrics sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active \
-  --kernel-name regex:wgmma_dk_dv --launch-count 1 -f -o /tmp/$name \
-  /tmp/fa-b/bin/fa-run kernels_spec/causal.mlir --target gpu --dtype bf16 --backward --shape 1,16,16,8192,8192,128 > /tmp/$name.log 2>&1
-ncu -i /tmp/$name.ncu-rep --page details --print-details all >> /tmp/$name.log 2>&1
-ncu -i /tmp/$name.ncu-rep --page source --csv --print-source sass > /tmp/$name-sass.csv 2>&1
-echo "$name $(grep -E 'Pipe Tensor Cycles|Duration' /tmp/$name.log | head -2 | tr -s ' ' | tr '\n' ' ') (${SECONDS}s)" >> $S
-tar -czf $OUT/$name.tar.gz -C /tmp $name.log $name-sass.csv
+R=/tmp/fa-b/bin/fa-run LD_LIBRARY_PATH=/tmp/fa-b/lib DEVICE_CACHE_DIR=/tmp/c-b \
+  device_ncu ncu-causal-128-b wgmma_dk_dv causal 1,16,16,8192,8192,128
 [ $SECONDS -lt 440 ] && ab_round
 cat $S

@@ -140,7 +140,7 @@ public:
                       [&](Value m0, bool masked, Value maskWhen) {
                         Value count = countOf(member, m0);
                         Value firstRow = add(m0, firstScoreRow);
-                        SmallVector<Value, 2> loaded =
+                        SmallVector<LoadedStatistic, 2> loaded =
                             loadRowStatistics(args, dims, head, firstRow);
                         Value slot = waitStreamed(at, count);
                         Value qTile = stageAt(at, kQueries, slot);
@@ -360,6 +360,13 @@ private:
                idx(statisticsBytes() + kWgmmaDkDvBuffers * dsTileBytes()));
   }
 
+  /// A value this thread loads for a tile's statistics buffer: value `at`
+  /// of [0, 2 scoreRows()), an lse where `isLse` (an i1) holds, else a D.
+  struct LoadedStatistic {
+    Value at;
+    Value isLse;
+    Value value;
+  };
   /// This thread's share of the lse and D of query rows [first, first +
   /// scoreRows()) of `head` (rows past Sq read the last row's): values
   /// [0, rows) are the lse's, [rows, 2 rows) D's, and thread `lane` takes
@@ -368,36 +375,33 @@ private:
   /// S^T and dP^T are done: loaded after the tile's first wgmmas, their use
   /// held up the issue of dP^T's (ncu, thirty-ninth session: 4% of the
   /// consumers' stall samples at D 128).
-  SmallVector<Value, 2> loadRowStatistics(const GradArgs &args,
-                                          const Dims &dims, Value head,
-                                          Value first) {
+  SmallVector<LoadedStatistic, 2> loadRowStatistics(const GradArgs &args,
+                                                    const Dims &dims,
+                                                    Value head, Value first) {
     int64_t rows = scoreRows();
     Value lane = remi(tid, 128);
-    SmallVector<Value, 2> loaded;
+    SmallVector<LoadedStatistic, 2> loaded;
     for (int64_t base = 0; base < 2 * rows; base += 128) {
       // Every thread loads (the row is clamped into range); only those
       // below 2 rows store (storeRowStatistics).
       Value at = add(lane, idx(base));
       Value row = min(add(first, remi(at, rows)), sub(dims.sq, idx(1)));
-      auto load = [&](Value from) {
-        return memref::LoadOp::create(b, from, ValueRange{batchIdx, head, row})
-            .getResult();
-      };
-      if (base + 128 <= rows) {
-        loaded.push_back(load(args.lse));
-      } else if (base >= rows) {
-        loaded.push_back(load(args.rowDot));
-      } else {
-        auto which = scf::IfOp::create(
-            b, TypeRange{b.getF32Type()},
-            cmp(arith::CmpIPredicate::ult, at, idx(rows)), true);
-        OpBuilder::InsertionGuard inner(b);
-        b.setInsertionPointToStart(which.thenBlock());
-        scf::YieldOp::create(b, load(args.lse));
-        b.setInsertionPointToStart(which.elseBlock());
-        scf::YieldOp::create(b, load(args.rowDot));
-        loaded.push_back(which.getResult(0));
+      // A constant where the 128 values are all of one kind (the branch
+      // below folds away).
+      Value isLse =
+          base + 128 <= rows || base >= rows
+              ? arith::ConstantIntOp::create(b, base < rows, 1).getResult()
+              : cmp(arith::CmpIPredicate::ult, at, idx(rows));
+      auto which = scf::IfOp::create(b, TypeRange{b.getF32Type()}, isLse, true);
+      OpBuilder::InsertionGuard inner(b);
+      for (auto [block, from] : {std::pair(which.thenBlock(), args.lse),
+                                 std::pair(which.elseBlock(), args.rowDot)}) {
+        b.setInsertionPointToStart(block);
+        scf::YieldOp::create(
+            b, memref::LoadOp::create(b, from, ValueRange{batchIdx, head, row})
+                   .getResult());
       }
+      loaded.push_back({at, isLse, which.getResult(0)});
     }
     return loaded;
   }
@@ -412,33 +416,25 @@ private:
   /// the multiply above the tile's first wgmma, where it waited for the
   /// load.
   Value storeRowStatistics(const SharedLayout &at, Value group, Value count,
-                           ArrayRef<Value> loaded, Value landed) {
+                           ArrayRef<LoadedStatistic> loaded, Value landed) {
     int64_t rows = scoreRows();
     Value buffer =
         add(scratchAt(at), mul(add(mul(group, idx(kWgmmaDkDvBuffers)),
                                    remi(count, kWgmmaDkDvBuffers)),
                                idx(wgmmaDkDvStatisticsBufferBytes(rows))));
-    Value lane = remi(tid, 128);
     Value log2e = math::FmaOp::create(b, landed, flt(0.0), flt(kLog2E));
-    for (auto [i, value] : llvm::enumerate(loaded)) {
+    for (auto [i, statistic] : llvm::enumerate(loaded)) {
       OpBuilder::InsertionGuard guard(b);
-      int64_t base = 128 * static_cast<int64_t>(i);
-      Value at = add(lane, idx(base));
-      if (2 * rows - base < 128)
+      if (2 * rows - 128 * static_cast<int64_t>(i) < 128)
         b.setInsertionPointToStart(
             scf::IfOp::create(
-                b, cmp(arith::CmpIPredicate::ult, at, idx(2 * rows)), false)
+                b, cmp(arith::CmpIPredicate::ult, statistic.at, idx(2 * rows)),
+                false)
                 .thenBlock());
-      // The lse's in base 2.
-      Value stored = value;
-      if (base + 128 <= rows)
-        stored = fmul(value, log2e);
-      else if (base < rows)
-        stored = arith::SelectOp::create(
-            b, cmp(arith::CmpIPredicate::ult, at, idx(rows)),
-            fmul(value, log2e), value);
-      LLVM::StoreOp::create(b, stored,
-                            sharedPointer(add(buffer, mul(at, idx(4)))));
+      Value stored = select(statistic.isLse, fmul(statistic.value, log2e),
+                            statistic.value);
+      LLVM::StoreOp::create(
+          b, stored, sharedPointer(add(buffer, mul(statistic.at, idx(4)))));
     }
     namedBarrier(add(idx(kGroupBarriers), group), 128);
     return buffer;
