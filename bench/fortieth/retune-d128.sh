@@ -9,13 +9,10 @@
 # make_tuning_table.py --cases full:128,causal:128 --update
 # lib/Runtime/TunedConfigs.inc: the other rows kept; the new table and the
 # tuner's log come back.
+source bench/lib/device.sh
 S=$OUT/summary.txt
+DEVICE_SUMMARY=$S
 echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" > $S
-FA_GPU_STAGES=tuning-table FA_BENCH_TIME_LIMIT=300 FA_BENCH_TIMEOUT=330 \
-  FA_TUNING_ARGS="--cases full:128,causal:128 --update lib/Runtime/TunedConfigs.inc" \
-  timeout 400 scripts/gpu-run.sh $OUT/t > $OUT/t.log 2>&1
-echo "== tuning (${SECONDS}s)" >> $S
-grep -E "tuned|failed|stopped|rows:|autotuning" $OUT/t/tuning-table.log | tail -60 >> $S
-diff lib/Runtime/TunedConfigs.inc $OUT/t/TunedConfigs.inc >> $S
+device_retune full:128,causal:128
 echo "done ${SECONDS}s" >> $S
 cat $S

@@ -6,13 +6,10 @@
 # these classes date from the H100 on 2026-11-26 too, and this session's
 # fa-run timings (H200) put the dK/dV kernel that adds dQ 3% behind the
 # dQ kernel on causal 4x32x4k D 64 and 3% ahead on full.
+source bench/lib/device.sh
 S=$OUT/summary.txt
+DEVICE_SUMMARY=$S
 echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" > $S
-FA_GPU_STAGES=tuning-table FA_BENCH_TIME_LIMIT=300 FA_BENCH_TIMEOUT=330 \
-  FA_TUNING_ARGS="--cases full:64,causal:64,gqa-window-2048:128,gqa-window-2048:64 --update lib/Runtime/TunedConfigs.inc" \
-  timeout 400 scripts/gpu-run.sh $OUT/t > $OUT/t.log 2>&1
-echo "== tuning (${SECONDS}s)" >> $S
-grep -E "tuned|failed|stopped|rows:|autotuning" $OUT/t/tuning-table.log | tail -60 >> $S
-diff lib/Runtime/TunedConfigs.inc $OUT/t/TunedConfigs.inc >> $S
+device_retune full:64,causal:64,gqa-window-2048:128,gqa-window-2048:64
 echo "done ${SECONDS}s" >> $S
 cat $S

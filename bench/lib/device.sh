@@ -61,6 +61,13 @@
 #   device_python LOG        builds the Python package over $FA (gpu-run.sh's
 #                            build_fa_python) in $PY_DIR, for scripts run
 #                            with PYTHONPATH=$PY_DIR; its log in LOG
+#   device_retune CASES [LIMIT]
+#                            make_tuning_table.py --cases CASES --update
+#                            lib/Runtime/TunedConfigs.inc through gpu-run.sh's
+#                            tuning-table stage (LIMIT s, 300 unless given,
+#                            before its last case starts): the new
+#                            table and the tuner's log into $OUT/t, its
+#                            choices and the table's diff in SUMMARY
 
 device_setup() {
   DEVICE_SUMMARY=$1
@@ -179,4 +186,14 @@ device_bars() {
   device_bench variants "$2" --variants window-4096,window-1024+4-sinks,gpt-oss-full,gpt-oss-window-128 \
     --seqs 8192 --head-dims 64 --impls fa,flex --reps 20
   python3 bench/bars.py "$OUT"/bench-*.csv >> "$DEVICE_SUMMARY" 2>&1
+}
+
+device_retune() {
+  local limit=${2:-300}
+  FA_GPU_STAGES=tuning-table FA_BENCH_TIME_LIMIT=$limit FA_BENCH_TIMEOUT=$((limit + 30)) \
+    FA_TUNING_ARGS="--cases $1 --update lib/Runtime/TunedConfigs.inc" \
+    timeout $((limit + 60)) scripts/gpu-run.sh "$OUT/t" > "$OUT/t.log" 2>&1
+  echo "== tuning $1 (${SECONDS}s)" >> "$DEVICE_SUMMARY"
+  grep -E "tuned|failed|stopped|rows:|autotuning" "$OUT/t/tuning-table.log" | tail -60 >> "$DEVICE_SUMMARY"
+  diff lib/Runtime/TunedConfigs.inc "$OUT/t/TunedConfigs.inc" >> "$DEVICE_SUMMARY"
 }

@@ -6,13 +6,10 @@
 # then timed 7.6% faster on that layer. make_tuning_table.py --cases
 # gpt-oss-window-128:64 --update lib/Runtime/TunedConfigs.inc: the other
 # rows kept; the new table and the tuner's log come back.
+source bench/lib/device.sh
 S=$OUT/summary.txt
+DEVICE_SUMMARY=$S
 echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" > $S
-FA_GPU_STAGES=tuning-table FA_BENCH_TIME_LIMIT=240 FA_BENCH_TIMEOUT=270 \
-  FA_TUNING_ARGS="--cases gpt-oss-window-128:64 --update lib/Runtime/TunedConfigs.inc" \
-  timeout 300 scripts/gpu-run.sh $OUT/t > $OUT/t.log 2>&1
-echo "== tuning (${SECONDS}s)" >> $S
-grep -E "tuned|failed|stopped|rows:|autotuning" $OUT/t/tuning-table.log | tail -40 >> $S
-diff lib/Runtime/TunedConfigs.inc $OUT/t/TunedConfigs.inc >> $S
+device_retune gpt-oss-window-128:64 240
 echo "done ${SECONDS}s" >> $S
 cat $S
