@@ -8,6 +8,6 @@ S=$OUT/summary.txt
 device_setup $S
 device_python /tmp/py.log || exit 1
 for tune in table 0; do
-  echo "FA_AUTOTUNE=$tune: $(FA_AUTOTUNE=$tune PYTHONPATH=$PY_DIR timeout 60 python3 bench/fortieth/bwd_host.py 2>&1 | tail -3)" >> $S
+  echo "FA_AUTOTUNE=$tune: $(FA_AUTOTUNE=$tune PYTHONPATH=$PY_DIR timeout 60 python3 bench/fortieth/bwd_host.py 2>&1 | grep -v -i warn | tail -40)" >> $S
 done
 cat $S

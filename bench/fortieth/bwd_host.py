@@ -2,7 +2,8 @@
 torch.autograd.grad of fa.attention (full, D 128, 4x16x4096, bf16) with the
 GPU idle, and with about 40 ms of matmuls queued before it (a call that
 synchronises takes that long), plus CUDA-event times of single and queued
-calls."""
+calls, and torch.profiler's GPU activities over 5 queued calls (no
+synchronisation between them), with the idle time before each."""
 import statistics
 import time
 
@@ -51,3 +52,25 @@ def event_ms(calls):
 print(f"host ms, GPU idle {host_ms(0):.3f}; behind 40 matmuls of 8k "
       f"{host_ms(40):.3f}; event ms single {event_ms(1):.3f}, "
       f"queued x20 {event_ms(20):.3f}")
+
+
+def queued_activities(calls=5):
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            grad()
+        torch.cuda.synchronize()
+    events = sorted((e for e in prof.events()
+                     if e.device_type == DeviceType.CUDA),
+                    key=lambda e: e.time_range.start)
+    end = None
+    for e in events:
+        idle = 0 if end is None else e.time_range.start - end
+        print(f"  idle {idle / 1e3:7.3f} ms, then {e.time_range.elapsed_us() / 1e3:7.3f}"
+              f" ms  {e.name[:70]}")
+        end = e.time_range.end if end is None else max(end, e.time_range.end)
+
+
+queued_activities()
