@@ -1,10 +1,12 @@
 """Prints the spills ptxas reports for each wgmma forward of some specs,
 compiled as the JIT compiles them: the head dim fixed, no split-KV or
 scalar kernels, bf16, sm_90a. Usage:
-  ptxas_spills.py [--kernels REGEX] PTXAS FA_COMPILE SPECS_DIR D[,D...] SPEC...
+  ptxas_spills.py [--kernels REGEX] [--dq-atomics] PTXAS FA_COMPILE SPECS_DIR
+                  D[,D...] SPEC...
   ptxas_spills.py --tiles BN:STAGES[,...] PTXAS FA_OPT SPECS_DIR D[,...] SPEC...
 --kernels takes the kernels whose names REGEX matches (re.search) in place
-of the wgmma forwards (`_forward_wgmma_d<D>$`).
+of the wgmma forwards (`_forward_wgmma_d<D>$`); --dq-atomics compiles the
+backward whose dK/dV kernel adds dQ (fa-compile's option).
 The second form compiles through fa-opt's fa-lower-to-gpu pipeline with the
 wgmma forward's block-n and stages set (0: the compiler's), as the tuner's
 candidates ask for them. One line per kernel:
@@ -30,13 +32,13 @@ def ptx_modules(ptx):
         yield kernel, body
 
 
-def fa_compile_modules(fa_compile, spec, split_kv=False):
+def fa_compile_modules(fa_compile, spec, split_kv=False, extra=()):
     """(kernel, PTX) of each module fa-compile writes for `spec` (with the
-    split-KV kernels where `split_kv`)."""
+    split-KV kernels where `split_kv`, and the options `extra`)."""
     return ptx_modules(subprocess.run(
         [fa_compile, spec, "--arch", "sm_90a", "--dtype", "bf16",
          f"--split-kv={'true' if split_kv else 'false'}",
-         "--scalar-fallback=false", "-o", "-"],
+         "--scalar-fallback=false", "-o", "-", *extra],
         check=True, capture_output=True, text=True).stdout)
 
 
@@ -72,9 +74,13 @@ def main():
     args = sys.argv[1:]
     tiles = [None]
     kernels = r"_forward_wgmma_d\d+$"
+    extra = []
     if args[0] == "--kernels":
         kernels = args[1]
         args = args[2:]
+    if args[0] == "--dq-atomics":
+        extra = ["--dq-atomics"]
+        args = args[1:]
     if args[0] == "--tiles":
         tiles = [tuple(t.split(":")) for t in args[1].split(",")]
         args = args[2:]
@@ -86,7 +92,8 @@ def main():
                 spec = os.path.join(tmp, f"{name}_{d}.mlir")
                 open(spec, "w").write(fixed_head_dim(text, d))
                 for tile in tiles:
-                    modules = fa_compile_modules(tool, spec) if tile is None \
+                    modules = fa_compile_modules(tool, spec, extra=extra) \
+                        if tile is None \
                         else fa_opt_modules(tool, spec, *tile)
                     label = "" if tile is None else \
                         f" block-n {tile[0]} stages {tile[1]}"
