@@ -256,6 +256,12 @@ def captured_stderr(lines):
 NO_CHOICE = "autotuned: no choice logged (kernel cache, or nothing to tune)"
 
 
+def autotuning():
+    """Whether fa's calls measure their configs (FA_AUTOTUNE=1, main()'s
+    default), rather than take the shipped table's or the compiler's."""
+    return os.environ.get("FA_AUTOTUNE") == "1"
+
+
 def tuned_config(lines):
     """The autotuner's picks, "forward: block-n 64, warps 8; backward: ...",
     or None when it logged none."""
@@ -303,7 +309,7 @@ def bench_row(impl, cfg, args, fa, deadline, predictor, gpu, out):
     row["status"] = common.status(r)
     if impl == "fa":
         row["fa_config"] = tuned_config(logged) or (
-            NO_CHOICE if os.environ.get("FA_AUTOTUNE") == "1" else
+            NO_CHOICE if autotuning() else
             f"FA_AUTOTUNE={os.environ.get('FA_AUTOTUNE', '')}: not tuned "
             "(the shipped table's config, or the compiler's)")
     q = k = v = sinks = grads_of = attend = None
@@ -434,14 +440,13 @@ def main():
 
     chosen = {}
     # Under main()'s FA_AUTOTUNE: a caller's "table" times the shipped
-    # table's configs (before, the sweep set 1 over it, so every run
-    # measured its own).
+    # table's configs.
     for cfg in grid:
         for impl in impls:
             if impl != "fa-default" and expresses(impl, cfg):
                 row = bench_row(impl, cfg, args, fa, deadline, predictor,
                                 gpu, out)
-                if (impl == "fa" and os.environ["FA_AUTOTUNE"] == "1" and
+                if (impl == "fa" and autotuning() and
                         row.get("fa_config") != NO_CHOICE):
                     chosen[id(cfg)] = row["fa_config"]
     # After the sweep, so that fa's rows there show the tuning it did.

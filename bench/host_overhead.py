@@ -149,22 +149,30 @@ def backward_kernels(name, call, qkv, calls=3):
     gpu_activities(name, backward_of(call, qkv), calls)
 
 
-def gpu_activities(name, fn, calls=3):
-    """Prints each GPU activity of the last of `calls` profiled calls of
-    fn(), in order."""
+def cuda_events(fn, calls, synchronise_each=True):
+    """The GPU activities (torch.profiler events) of `calls` calls of fn(),
+    in the order they started; with `synchronise_each`, the host waits for
+    the GPU after each call, else the calls are queued back to back."""
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
-    grad = fn
-    for _ in range(3):
-        grad()
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(calls):
-            grad()
-            torch.cuda.synchronize()
-    events = sorted((e for e in prof.events()
-                     if e.device_type == DeviceType.CUDA),
-                    key=lambda e: e.time_range.start)
+            fn()
+            if synchronise_each:
+                torch.cuda.synchronize()
+        torch.cuda.synchronize()
+    return sorted((e for e in prof.events()
+                   if e.device_type == DeviceType.CUDA),
+                  key=lambda e: e.time_range.start)
+
+
+def gpu_activities(name, fn, calls=3):
+    """Prints each GPU activity of the last of `calls` profiled calls of
+    fn(), in order."""
+    for _ in range(3):
+        fn()
+    events = cuda_events(fn, calls)
     if not events:
         print(f"  {name}: the profiler saw no GPU activity")
         return
