@@ -129,11 +129,13 @@ void fa::buildGpuPipeline(OpPassManager &pm,
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
   // NVVM ops that lower to inline PTX (the mbarrier waits), TMA's tensor
-  // maps as grid-constant parameters, and the register count at entry
-  // that setmaxnreg needs.
+  // maps as grid-constant parameters, the register count at entry that
+  // setmaxnreg needs, and each kernel a programmatic dependent of the one
+  // before (sm_90+).
   kernels.addPass(createConvertNVVMToLLVMPass());
   kernels.addPass(fa::createFAKernelTensorMaps());
   kernels.addPass(fa::createFAKernelRegisterBudget());
+  kernels.addPass(fa::createFAKernelGridDependency());
 
   // Host: launches through the mgpu* runtime; kernels to embedded PTX.
   pm.addPass(createGpuToLLVMConversionPass());

@@ -2,6 +2,7 @@
 
 #include "CudaDriver.h"
 
+#include "fa/Transforms/GridDependency.h"
 #include "fa/Transforms/TensorCoreLimits.h"
 
 #include "llvm/ADT/Twine.h"
@@ -37,6 +38,7 @@ struct Driver {
   X(cuModuleLoadDataEx, "cuModuleLoadDataEx")                                  \
   X(cuModuleUnload, "cuModuleUnload")                                          \
   X(cuModuleGetFunction, "cuModuleGetFunction")                                \
+  X(cuModuleGetGlobal, "cuModuleGetGlobal_v2")                                 \
   X(cuLaunchKernel, "cuLaunchKernel")                                          \
   X(cuFuncSetAttribute, "cuFuncSetAttribute")                                  \
   X(cuStreamCreate, "cuStreamCreate")                                          \
@@ -64,6 +66,8 @@ struct Driver {
   /// Resolved apart: drivers older than CUDA 12 lack it, and only the
   /// Hopper kernels need it.
   decltype(&::cuTensorMapEncodeTiled) cuTensorMapEncodeTiled = nullptr;
+  /// Also apart (CUDA 11.8 on): programmatic dependent launch needs it.
+  decltype(&::cuLaunchKernelEx) cuLaunchKernelEx = nullptr;
 
   bool loaded = false;
   std::string failure; // why the driver is unusable, once known
@@ -190,13 +194,16 @@ std::string &pendingError() {
   thread_local std::string e;
   return e;
 }
-/// What fa knows of a loaded kernel: its name, for error messages, and
-/// the dynamic shared memory it may take (raised once, at the first launch
-/// that needs more, instead of at every launch).
+/// What fa knows of a loaded kernel: its name, for error messages, the
+/// dynamic shared memory it may take (raised once, at the first launch
+/// that needs more, instead of at every launch), and whether it waits for
+/// the kernel before it at entry (its module holds GridDependency.h's
+/// marker), so that it may launch as a programmatic dependent.
 struct KernelRecord {
   std::string name;
   CUmodule module = nullptr;
   int32_t sharedLimit = tensor_core::kStaticSharedBytes;
+  bool waitsAtEntry = false;
 };
 std::map<CUfunction, KernelRecord> &kernelRecords() {
   static std::map<CUfunction, KernelRecord> records;
@@ -260,6 +267,8 @@ bool load(std::string &error) {
 #undef FA_RESOLVE
   d.cuTensorMapEncodeTiled = reinterpret_cast<decltype(
       d.cuTensorMapEncodeTiled)>(dlsym(handle, "cuTensorMapEncodeTiled"));
+  d.cuLaunchKernelEx = reinterpret_cast<decltype(d.cuLaunchKernelEx)>(
+      dlsym(handle, "cuLaunchKernelEx"));
   CUresult r = d.cuInit(0);
   if (r != CUDA_SUCCESS) {
     error = "cuInit failed: " + describe(r);
@@ -341,10 +350,32 @@ extern "C" void *faMgpuModuleGetFunction(void *module, const char *name) {
     std::lock_guard<std::mutex> lock(kernelRecordsMutex());
     KernelRecord &record = kernelRecords()[function];
     // A handle of an unloaded module's kernel may come back for another.
-    if (record.module != module)
+    if (record.module != module) {
       record = KernelRecord{name, static_cast<CUmodule>(module)};
+      // Not through check(): a module without the marker is no failure.
+      CUdeviceptr marker = 0;
+      size_t bytes = 0;
+      record.waitsAtEntry = driver().cuModuleGetGlobal(
+                                &marker, &bytes, static_cast<CUmodule>(module),
+                                kGridDependencyMarker) == CUDA_SUCCESS;
+    }
   }
   return function;
+}
+
+/// Whether `f` launches as a programmatic dependent of the kernel before it
+/// on its stream: it waits for that kernel at entry, the driver has
+/// cuLaunchKernelEx, and FA_PROGRAMMATIC_LAUNCH is not 0 (README).
+static bool launchesAsDependent(CUfunction f) {
+  static const bool enabled = [] {
+    const char *value = std::getenv("FA_PROGRAMMATIC_LAUNCH");
+    return !value || std::strcmp(value, "0") != 0;
+  }();
+  if (!enabled || !driver().cuLaunchKernelEx)
+    return false;
+  std::lock_guard<std::mutex> lock(kernelRecordsMutex());
+  auto it = kernelRecords().find(f);
+  return it != kernelRecords().end() && it->second.waitsAtEntry;
 }
 
 /// Lets `f` take `bytes` of dynamic shared memory (once per kernel and
@@ -407,9 +438,28 @@ extern "C" void faMgpuLaunchKernel(void *function, intptr_t gridX,
   }
   if (injectedFailure(InjectedFault::Launch))
     blockX = 2048;
-  checkKernel(d.cuLaunchKernel(f, gridX, gridY, gridZ, blockX, blockY, blockZ,
-                               smem, cuStream, params, extra),
-              "cuLaunchKernel", f);
+  if (launchesAsDependent(f)) {
+    CUlaunchAttribute dependent = {};
+    dependent.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    dependent.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config = {};
+    config.gridDimX = gridX;
+    config.gridDimY = gridY;
+    config.gridDimZ = gridZ;
+    config.blockDimX = blockX;
+    config.blockDimY = blockY;
+    config.blockDimZ = blockZ;
+    config.sharedMemBytes = smem;
+    config.hStream = cuStream;
+    config.attrs = &dependent;
+    config.numAttrs = 1;
+    checkKernel(d.cuLaunchKernelEx(&config, f, params, extra),
+                "cuLaunchKernelEx", f);
+  } else {
+    checkKernel(d.cuLaunchKernel(f, gridX, gridY, gridZ, blockX, blockY, blockZ,
+                                 smem, cuStream, params, extra),
+                "cuLaunchKernel", f);
+  }
   if (events.second) {
     checkKernel(d.cuEventRecord(events.second, cuStream), "cuEventRecord", f,
                 "timing kernel ");

@@ -288,6 +288,39 @@ def FAKernelTensorMaps : Pass<"fa-kernel-tensor-maps", "::mlir::gpu::GPUModuleOp
                            "::mlir::NVVM::NVVMDialect"];
 }
 
+def FAKernelGridDependency : Pass<"fa-kernel-grid-dependency", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Make each kernel a programmatic dependent of the one before it (sm_90+)";
+  let description = [{
+    Runs on kernels in the LLVM dialect, in a module whose NVVM target is
+    sm_90 or later (elsewhere it does nothing). A call of fa's is a chain of
+    short kernels (the backward's row reduction, dQ's zeroing, dK/dV and
+    dQ's conversion; split-KV decode and its merge), and each launch
+    normally starts only once the kernel before has drained. Launched as a
+    programmatic dependent (the runtime sets
+    `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`), the driver
+    readies the next kernel's launch while the one before still runs.
+
+    Each kernel's entry gets `griddepcontrol.wait` before anything else,
+    as inline PTX with a memory clobber (LLVM's intrinsic is declared as
+    touching no memory, which would let a load move above it): nothing of
+    the kernel reads or writes memory before the kernel before it has
+    finished and its writes are visible. Without a programmatic
+    launch it returns at once. No kernel issues
+    `griddepcontrol.launch_dependents`, so the next kernel's blocks are
+    placed only once this one's have all exited: placed earlier (a trigger
+    at entry), they took SMs the one-wave grids (split-KV decode, the
+    persistent forward) had counted on, and graph-replayed decode steps ran
+    2 us slower (bench/NOTES.md, forty-first session).
+
+    The module gets the external global `fa_grid_dependency`
+    (GridDependency.h), which the runtime looks for: a kernel of a module
+    without it (an older cache entry, a target before sm_90) launches as
+    before.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
 def FAKernelRegisterBudget : Pass<"fa-kernel-register-budget", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Fix the register count at entry of kernels that move registers between warpgroups";
   let description = [{
