@@ -7,7 +7,6 @@
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" >> $S
 device_bench dense "${1:-200}" --variants causal,gqa-causal,full --seqs 4096 --head-dims 64,128 \
   --impls fa,sdpa-cudnn,flex --reps 20
 echo "done ${SECONDS}s" >> $S

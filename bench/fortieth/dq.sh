@@ -12,7 +12,6 @@
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) (${SECONDS}s)" >> $S
 jobs='kernels_spec/causal.mlir|1,4,4,1000,1000,128|--dtype bf16 --dq-atomics
 kernels_spec/mha.mlir|1,4,4,1000,777,128|--dtype bf16 --dq-atomics
 kernels_spec/mha.mlir|2,4,4,333,1000,64|--dtype f16 --dq-atomics

@@ -10,7 +10,6 @@
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) (${SECONDS}s)" >> $S
 device_overlay three bundle/three-overlay.tar.xz || exit 1
 device_overlay old bundle/old-overlay.tar.xz || exit 1
 jobs='kernels_spec/causal.mlir|1,4,4,1000,1000,128|--dtype bf16 --dq-atomics

@@ -11,8 +11,7 @@
 # tuner's log come back.
 source bench/lib/device.sh
 S=$OUT/summary.txt
-DEVICE_SUMMARY=$S
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" > $S
+device_summary $S
 device_retune full:128,causal:128
 echo "done ${SECONDS}s" >> $S
 cat $S

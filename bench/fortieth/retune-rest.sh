@@ -8,8 +8,7 @@
 # dQ kernel on causal 4x32x4k D 64 and 3% ahead on full.
 source bench/lib/device.sh
 S=$OUT/summary.txt
-DEVICE_SUMMARY=$S
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" > $S
+device_summary $S
 device_retune full:64,causal:64,gqa-window-2048:128,gqa-window-2048:64
 echo "done ${SECONDS}s" >> $S
 cat $S

@@ -7,7 +7,6 @@
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" >> $S
 device_bars "${1:-200}" "${2:-250}"
 echo "done ${SECONDS}s" >> $S
 cat $S

@@ -3,8 +3,7 @@
 # on an H100 on 2026-11-27) made again on this GPU (device_retune).
 source bench/lib/device.sh
 S=$OUT/summary.txt
-DEVICE_SUMMARY=$S
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" > $S
+device_summary $S
 device_retune gpt-oss-window-128:64 ${1:-150}
 cp "$OUT/t/TunedConfigs.inc" "$OUT/TunedConfigs.inc" 2>/dev/null
 echo "done ${SECONDS}s" >> $S

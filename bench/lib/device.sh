@@ -2,9 +2,11 @@
 # Source it from the repository root on the GPU machine, in a device-tool
 # call with carry ["bundle"]; $OUT is the folder whose files come back.
 #
-#   device_setup SUMMARY     unpacks the bundle to /tmp/fa-bundle (FA, R =
-#                            fa-run, LD_LIBRARY_PATH), defines gpu-run.sh's
-#                            check_jobs, and empties SUMMARY
+#   device_summary SUMMARY   starts SUMMARY with the GPU's name and driver
+#   device_setup SUMMARY     device_summary, then unpacks the bundle to
+#                            /tmp/fa-bundle (FA, R = fa-run,
+#                            LD_LIBRARY_PATH) and defines gpu-run.sh's
+#                            check_jobs
 #   device_checks LOG        runs check_jobs over the "spec|shapes|flags"
 #                            lines on stdin (8 at once, 150 s each), adds
 #                            its counts and failures to SUMMARY, and gzips
@@ -69,9 +71,14 @@
 #                            table and the tuner's log into $OUT/t, its
 #                            choices and the table's diff in SUMMARY
 
-device_setup() {
+# Starts the summary file $1 with the GPU's name and driver.
+device_summary() {
   DEVICE_SUMMARY=$1
-  : > "$DEVICE_SUMMARY"
+  echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" > "$DEVICE_SUMMARY"
+}
+
+device_setup() {
+  device_summary "$1"
   FA_GPU_STAGES=none scripts/gpu-run.sh /tmp/g0 > /dev/null 2>&1
   FA=/tmp/fa-bundle R=/tmp/fa-bundle/bin/fa-run
   export LD_LIBRARY_PATH=$FA/lib

@@ -15,7 +15,6 @@
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" >> $S
 device_overlay a && device_overlay c bundle/pipe64-overlay.tar.xz || exit 1
 tar -xJf bundle/pipe-overlay.tar.xz -C $FA || exit 1
 export FA_AUTOTUNE=0

@@ -10,7 +10,6 @@
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) (${SECONDS}s)" >> $S
 device_overlay b bundle/rows80-overlay.tar.xz || exit 1
 echo "kernels_spec/mha.mlir|1,4,4,1000,777,128|--dtype bf16" | FA=/tmp/fa-b device_checks /tmp/checks-rows80.log
 for v in b a; do device_build_tflops $v mha 4,16,16,4096,4096,128 --backward; done

@@ -11,7 +11,6 @@
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" >> $S
 device_overlay a && device_overlay s bundle/sink-overlay.tar.xz &&
   device_overlay t bundle/stages3-overlay.tar.xz || exit 1
 tar -xJf bundle/stages3-overlay.tar.xz -C $FA || exit 1

@@ -9,7 +9,6 @@
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) (${SECONDS}s)" >> $S
 device_ncu ncu-atomics-128 wgmma_dk_dv causal 1,16,16,8192,8192,128 --dq-atomics
 device_ncu ncu-atomics-64 wgmma_dk_dv causal 1,16,16,8192,8192,64 --dq-atomics
 device_ncu ncu-dq-128 wgmma_dq causal 1,16,16,8192,8192,128

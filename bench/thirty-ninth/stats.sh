@@ -11,7 +11,6 @@
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) (${SECONDS}s)" >> $S
 device_overlay b bundle/stats-overlay.tar.xz || exit 1
 device_overlay c bundle/both-overlay.tar.xz || exit 1
 jobs='kernels_spec/mha.mlir|1,4,4,1000,777,128|--dtype bf16

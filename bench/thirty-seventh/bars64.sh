@@ -10,7 +10,6 @@
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" >> $S
 device_bench dense 200 --variants causal,gqa-causal,full --seqs 4096 --head-dims 64 --impls fa,sdpa-cudnn,flex --reps 20
 device_bench variants 230 --variants window-4096,window-1024+4-sinks,gpt-oss-full,gpt-oss-window-128 --seqs 8192 --head-dims 64 --impls fa,flex --reps 20
 python3 bench/bars.py $OUT/bench-*.csv >> $S 2>&1

@@ -18,7 +18,6 @@
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" >> $S
 {
   for d in 32 64 128 80; do
     for c in "causal|2,8,8,1000,1000,$d;1,4,4,197,197,$d" "mha|1,4,4,1000,777,$d;2,4,4,333,1000,$d" \

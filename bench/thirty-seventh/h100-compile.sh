@@ -7,7 +7,7 @@
 # Carry ["bundle"] packed at 7ce4dd6.
 source bench/lib/device.sh
 S=$OUT/summary.txt
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" > $S
+device_summary $S
 FA_GPU_STAGES=compile FA_BENCH_TIME_LIMIT=330 FA_BENCH_TIMEOUT=380 timeout 390 \
   scripts/gpu-run.sh $OUT/compile > $OUT/compile.log 2>&1
 echo "== compile (${SECONDS}s)" >> $S

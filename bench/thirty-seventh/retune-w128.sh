@@ -8,8 +8,7 @@
 # rows kept; the new table and the tuner's log come back.
 source bench/lib/device.sh
 S=$OUT/summary.txt
-DEVICE_SUMMARY=$S
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" > $S
+device_summary $S
 device_retune gpt-oss-window-128:64 240
 echo "done ${SECONDS}s" >> $S
 cat $S

@@ -10,7 +10,6 @@
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" >> $S
 tar -xJf bundle/rows128-overlay.tar.xz -C $FA || exit 1
 export FA_AUTOTUNE=0
 {

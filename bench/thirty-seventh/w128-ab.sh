@@ -4,7 +4,6 @@
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" >> $S
 for mode in 0 table 0 table; do
   FA_AUTOTUNE=$mode FA_GPU_STAGES=bench FA_BENCH_TIME_LIMIT=60 FA_BENCH_TIMEOUT=80 \
     FA_BENCH_ARGS="--variants gpt-oss-window-128 --seqs 8192 --head-dims 64 --impls fa --reps 20" \

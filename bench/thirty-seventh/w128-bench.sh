@@ -7,7 +7,6 @@
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" >> $S
 for mode in table 0; do
   impls=fa; [ $mode = table ] && impls=fa,flex
   FA_AUTOTUNE=$mode FA_GPU_STAGES=bench FA_BENCH_TIME_LIMIT=100 FA_BENCH_TIMEOUT=120 \

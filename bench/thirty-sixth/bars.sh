@@ -9,7 +9,6 @@
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" >> $S
 device_bars "${1:-230}" "${2:-230}"
 echo "done ${SECONDS}s" >> $S
 cat $S

@@ -11,7 +11,6 @@
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" >> $S
 SH="--wgmma-p shared"
 {
   for d in 64 80 96 128; do

@@ -10,7 +10,6 @@
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" >> $S
 {
   for n in 80 96; do
     echo "kernels_spec/causal.mlir|2,8,8,1000,1000,256;1,4,4,197,197,256|--dtype bf16 --mma-block-n $n"

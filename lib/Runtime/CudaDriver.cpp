@@ -196,14 +196,14 @@ std::string &pendingError() {
 }
 /// What fa knows of a loaded kernel: its name, for error messages, the
 /// dynamic shared memory it may take (raised once, at the first launch
-/// that needs more, instead of at every launch), and whether it waits for
-/// the kernel before it at entry (its module holds GridDependency.h's
-/// marker), so that it may launch as a programmatic dependent.
+/// that needs more, instead of at every launch), and whether it launches
+/// as a programmatic dependent of the kernel before it (decided once, when
+/// it is looked up: programmaticLaunch).
 struct KernelRecord {
   std::string name;
   CUmodule module = nullptr;
   int32_t sharedLimit = tensor_core::kStaticSharedBytes;
-  bool waitsAtEntry = false;
+  bool dependent = false;
 };
 std::map<CUfunction, KernelRecord> &kernelRecords() {
   static std::map<CUfunction, KernelRecord> records;
@@ -340,6 +340,23 @@ extern "C" void faMgpuModuleUnload(void *module) {
           "cuModuleUnload", "");
 }
 
+/// Whether `module`'s kernels launch as programmatic dependents of the
+/// kernel before them on their stream: they wait for it at entry (the
+/// module holds GridDependency.h's marker), the driver has
+/// cuLaunchKernelEx, and FA_PROGRAMMATIC_LAUNCH is not 0 (README).
+static bool programmaticLaunch(CUmodule module) {
+  static const bool enabled = [] {
+    const char *value = std::getenv("FA_PROGRAMMATIC_LAUNCH");
+    return !value || std::strcmp(value, "0") != 0;
+  }();
+  // Not through check(): a module without the marker is no failure.
+  CUdeviceptr marker = 0;
+  size_t bytes = 0;
+  return enabled && driver().cuLaunchKernelEx &&
+         driver().cuModuleGetGlobal(&marker, &bytes, module,
+                                    kGridDependencyMarker) == CUDA_SUCCESS;
+}
+
 extern "C" void *faMgpuModuleGetFunction(void *module, const char *name) {
   CUfunction function = nullptr;
   if (!module)
@@ -350,43 +367,33 @@ extern "C" void *faMgpuModuleGetFunction(void *module, const char *name) {
     std::lock_guard<std::mutex> lock(kernelRecordsMutex());
     KernelRecord &record = kernelRecords()[function];
     // A handle of an unloaded module's kernel may come back for another.
-    if (record.module != module) {
-      record = KernelRecord{name, static_cast<CUmodule>(module)};
-      // Not through check(): a module without the marker is no failure.
-      CUdeviceptr marker = 0;
-      size_t bytes = 0;
-      record.waitsAtEntry = driver().cuModuleGetGlobal(
-                                &marker, &bytes, static_cast<CUmodule>(module),
-                                kGridDependencyMarker) == CUDA_SUCCESS;
-    }
+    if (record.module != module)
+      record = KernelRecord{name, static_cast<CUmodule>(module),
+                            tensor_core::kStaticSharedBytes,
+                            programmaticLaunch(static_cast<CUmodule>(module))};
   }
   return function;
 }
 
-/// Whether `f` launches as a programmatic dependent of the kernel before it
-/// on its stream: it waits for that kernel at entry, the driver has
-/// cuLaunchKernelEx, and FA_PROGRAMMATIC_LAUNCH is not 0 (README).
-static bool launchesAsDependent(CUfunction f) {
-  static const bool enabled = [] {
-    const char *value = std::getenv("FA_PROGRAMMATIC_LAUNCH");
-    return !value || std::strcmp(value, "0") != 0;
-  }();
-  if (!enabled || !driver().cuLaunchKernelEx)
-    return false;
+/// What a launch of `f` reads of its record, under one lock: the dynamic
+/// shared memory it may take already and whether it launches as a
+/// programmatic dependent (a kernel fa never recorded: neither).
+struct LaunchFacts {
+  int32_t sharedLimit = tensor_core::kStaticSharedBytes;
+  bool dependent = false;
+};
+static LaunchFacts launchFacts(CUfunction f) {
   std::lock_guard<std::mutex> lock(kernelRecordsMutex());
   auto it = kernelRecords().find(f);
-  return it != kernelRecords().end() && it->second.waitsAtEntry;
+  if (it == kernelRecords().end())
+    return {};
+  return {it->second.sharedLimit, it->second.dependent};
 }
 
-/// Lets `f` take `bytes` of dynamic shared memory (once per kernel and
-/// size: the attribute stays set).
+/// Lets `f` take `bytes` of dynamic shared memory and records it: a launch
+/// calls it only above the recorded limit (launchFacts), so once per kernel
+/// and size (the attribute stays set).
 static bool raiseSharedLimit(CUfunction f, int32_t bytes) {
-  {
-    std::lock_guard<std::mutex> lock(kernelRecordsMutex());
-    auto it = kernelRecords().find(f);
-    if (it != kernelRecords().end() && it->second.sharedLimit >= bytes)
-      return true;
-  }
   if (!checkKernel(driver().cuFuncSetAttribute(
                        f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                        bytes),
@@ -421,7 +428,8 @@ extern "C" void faMgpuLaunchKernel(void *function, intptr_t gridX,
     return;
   }
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
-  if (smem > tensor_core::kStaticSharedBytes && !raiseSharedLimit(f, smem))
+  LaunchFacts known = launchFacts(f);
+  if (smem > known.sharedLimit && !raiseSharedLimit(f, smem))
     return;
   auto cuStream = static_cast<CUstream>(stream);
   KernelTiming &timing = kernelTiming();
@@ -438,7 +446,7 @@ extern "C" void faMgpuLaunchKernel(void *function, intptr_t gridX,
   }
   if (injectedFailure(InjectedFault::Launch))
     blockX = 2048;
-  if (launchesAsDependent(f)) {
+  if (known.dependent) {
     CUlaunchAttribute dependent = {};
     dependent.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     dependent.value.programmaticStreamSerializationAllowed = 1;
