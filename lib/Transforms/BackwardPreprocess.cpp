@@ -9,10 +9,15 @@
 // and a three-step shuffle sums the row. Any head dim that is a whole
 // number of chunks runs here; one kernel serves them all.
 //
-// dsinks[h] = -sum over (batch, row) of exp(sink[h] - lse) D: a block per
-// head whose threads stride over the rows, summed by shuffles and through
-// shared memory in a fixed order, so the result is the same bits from run
-// to run.
+// dsinks[h] = -sum over (batch, row) of exp(sink[h] - lse) D: the D kernel
+// weighs each row's D as it has it and sums its block's rows into one
+// partial per block; a second kernel, a block per head, sums a head's
+// partials. Both sum in a fixed order (shuffles, then the warps' sums
+// through shared memory), so the result is the same bits from run to run.
+// (A first form walked every row of a head in one block, a load's latency
+// a row: 74 us of gpt-oss's backward at 2 x 8k rows; bench/NOTES.md.) Where
+// D falls back to the scalar loop, the per-head kernel walks the rows
+// itself.
 //
 // Where dQ accumulates in f32 (the wgmma dK/dV kernel's TMA reduce-adds), two
 // elementwise kernels frame it: one zeroes the accumulator, one writes
@@ -42,16 +47,23 @@ public:
                           KernelShape{/*blockN=*/16, kPreprocessWarps},
                           /*allowTf32=*/false) {}
 
-  void emitRowDot(Value o, Value dO, Value rowDot, StringRef name) {
+  void emitRowDot(Value o, Value dO, Value rowDot, const SinkTerms *sinkTerms,
+                  StringRef name) {
     o = withUnitStride(o);
     dO = withUnitStride(dO);
     Value rows = dim(dO, 2);
     Value chunks = divi(dim(dO, 3), chunkElements());
+    SmallVector<Type, 1> workgroup;
+    if (sinkTerms)
+      workgroup.push_back(warpSumsType());
     launchBlocks(
-        {ceilDiv(rows, kRowDotBlockRows), dim(dO, 1), dim(dO, 0)},
-        /*dynamicBytes=*/0, /*workgroupTypes=*/{}, name, [&](gpu::LaunchOp) {
+        {rowBlocks(rows), dim(dO, 1), dim(dO, 0)}, /*dynamicBytes=*/0,
+        workgroup, name, [&](gpu::LaunchOp launch) {
           constexpr int64_t rowsPerPass = 32 * kPreprocessWarps / kLanesPerRow;
           Value head = blockCoord[1];
+          Value sink2 =
+              sinkTerms ? sinkLogit2(sinkTerms->sinks, head) : Value();
+          Value weighted = flt(0.0);
           Value laneInRow = remi(lane, kLanesPerRow);
           Value first = add(mul(blockCoord[0], idx(kRowDotBlockRows)),
                             divi(tid, kLanesPerRow));
@@ -86,64 +98,79 @@ public:
             Value owner = arith::AndIOp::create(
                 b, cmp(arith::CmpIPredicate::eq, laneInRow, idx(0)),
                 cmp(arith::CmpIPredicate::slt, row, rows));
-            auto store = scf::IfOp::create(b, owner, false);
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPointToStart(store.thenBlock());
-            memref::StoreOp::create(b, sum, rowDot,
-                                    ValueRange{batchIdx, head, row});
+            {
+              auto store = scf::IfOp::create(b, owner, false);
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(store.thenBlock());
+              memref::StoreOp::create(b, sum, rowDot,
+                                      ValueRange{batchIdx, head, row});
+            }
+            // The row's owner weighs its D; the rows of each pass join in
+            // order.
+            if (sinkTerms)
+              weighted = fadd(weighted, arith::SelectOp::create(
+                                            b, owner,
+                                            sinkTerm(sink2, sinkTerms->lse,
+                                                     batchIdx, head, at, sum),
+                                            flt(0.0)));
           }
-        });
-  }
-
-  void emitSinkGradient(Value lse, Value rowDot, Value sinks, Value dsinks,
-                        StringRef name) {
-    Value batch = dim(lse, 0), heads = dim(lse, 1), rows = dim(lse, 2);
-    constexpr int64_t threads = 32 * kPreprocessWarps;
-    auto partials = MemRefType::get({kPreprocessWarps}, b.getF32Type(),
-                                    AffineMap(), workgroupSpace());
-    launchBlocks(
-        {heads, idx(1), idx(1)}, /*dynamicBytes=*/0, {partials}, name,
-        [&](gpu::LaunchOp launch) {
-          Value head = blockCoord[0];
-          Value sink2 = toBase2(toF32(memref::LoadOp::create(b, sinks, head)));
-          // The (batch, row) pairs, flattened; each thread takes every
-          // threads-th.
-          auto pairLoop = scf::ForOp::create(
-              b, tid, mul(batch, rows), idx(threads), ValueRange{flt(0.0)},
-              [&](OpBuilder &, Location, Value pair, ValueRange carried) {
-                Value bi = divi(pair, rows), i = remi(pair, rows);
-                Value lse2 = toBase2(
-                    memref::LoadOp::create(b, lse, ValueRange{bi, head, i}));
-                Value d =
-                    memref::LoadOp::create(b, rowDot, ValueRange{bi, head, i});
-                Value sum = math::FmaOp::create(b, exp2(fsub(sink2, lse2)), d,
-                                                carried.front());
-                scf::YieldOp::create(b, sum);
-              });
-          Value sum = laneReduce(pairLoop.getResult(0), 32,
-                                 [&](Value x, Value y) { return fadd(x, y); });
-          Value shared = launch.getWorkgroupAttributions().front();
-          {
-            auto first = scf::IfOp::create(
-                b, cmp(arith::CmpIPredicate::eq, lane, idx(0)), false);
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPointToStart(first.thenBlock());
-            memref::StoreOp::create(b, sum, shared, warp);
-          }
-          gpu::BarrierOp::create(b);
+          if (!sinkTerms)
+            return;
+          Value total =
+              blockSum(weighted, launch.getWorkgroupAttributions().front());
           auto leader = scf::IfOp::create(
               b, cmp(arith::CmpIPredicate::eq, tid, idx(0)), false);
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(leader.thenBlock());
-          Value total = flt(0.0);
-          for (int64_t w = 0; w < kPreprocessWarps; ++w)
-            total = fadd(total, memref::LoadOp::create(b, shared, idx(w)));
+          Value block = add(mul(batchIdx, rowBlocks(rows)), blockCoord[0]);
+          memref::StoreOp::create(b, total, sinkTerms->partials,
+                                  ValueRange{head, block});
+        });
+  }
+
+  /// The D kernel's blocks over `rows` rows of a (batch, head).
+  Value rowBlocks(Value rows) { return ceilDiv(rows, kRowDotBlockRows); }
+
+  /// dsinks[h] = -(the sum of `count` terms of head h, `term(head, i)`
+  /// giving the i-th): a block per head, each thread striding over the
+  /// terms.
+  void emitHeadSums(Value heads, Value count, Value dsinks, StringRef name,
+                    llvm::function_ref<Value(Value, Value)> term) {
+    constexpr int64_t threads = 32 * kPreprocessWarps;
+    launchBlocks(
+        {heads, idx(1), idx(1)}, /*dynamicBytes=*/0, {warpSumsType()}, name,
+        [&](gpu::LaunchOp launch) {
+          Value head = blockCoord[0];
+          auto termLoop = scf::ForOp::create(
+              b, tid, count, idx(threads), ValueRange{flt(0.0)},
+              [&](OpBuilder &, Location, Value i, ValueRange carried) {
+                scf::YieldOp::create(b, fadd(carried.front(), term(head, i)));
+              });
+          Value total = blockSum(termLoop.getResult(0),
+                                 launch.getWorkgroupAttributions().front());
+          auto leader = scf::IfOp::create(
+              b, cmp(arith::CmpIPredicate::eq, tid, idx(0)), false);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(leader.thenBlock());
           Type out = cast<MemRefType>(dsinks.getType()).getElementType();
           Value grad = arith::NegFOp::create(b, total);
           if (out != grad.getType())
             grad = arith::TruncFOp::create(b, out, grad);
           memref::StoreOp::create(b, grad, dsinks, head);
         });
+  }
+
+  /// log2(e) times sinks[head], in f32.
+  Value sinkLogit2(Value sinks, Value head) {
+    return toBase2(toF32(memref::LoadOp::create(b, sinks, head)));
+  }
+  /// exp(sink - lse[bi, head, row]) * d, with the sink as sinkLogit2 gives
+  /// it.
+  Value sinkTerm(Value sink2, Value lse, Value bi, Value head, Value row,
+                 Value d) {
+    Value lse2 =
+        toBase2(memref::LoadOp::create(b, lse, ValueRange{bi, head, row}));
+    return fmul(exp2(fsub(sink2, lse2)), d);
   }
 
   /// Zeroes the [batch, head, row, D] f32 buffer `accum` (identity layout,
@@ -173,6 +200,29 @@ public:
 
 private:
   static VectorType quadType(Type type) { return VectorType::get({4}, type); }
+  /// The warps' sums of blockSum, in shared memory.
+  Type warpSumsType() {
+    return MemRefType::get({kPreprocessWarps}, b.getF32Type(), AffineMap(),
+                           workgroupSpace());
+  }
+  /// The sum of every thread's `x` over the block, in a fixed order (the
+  /// lanes by shuffles, then the warps in turn), valid in thread 0;
+  /// `warpSums` is warpSumsType's.
+  Value blockSum(Value x, Value warpSums) {
+    Value sum = laneReduce(x, 32, [&](Value x, Value y) { return fadd(x, y); });
+    {
+      auto first = scf::IfOp::create(
+          b, cmp(arith::CmpIPredicate::eq, lane, idx(0)), false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(first.thenBlock());
+      memref::StoreOp::create(b, sum, warpSums, warp);
+    }
+    gpu::BarrierOp::create(b);
+    Value total = flt(0.0);
+    for (int64_t w = 0; w < kPreprocessWarps; ++w)
+      total = fadd(total, memref::LoadOp::create(b, warpSums, idx(w)));
+    return total;
+  }
   /// A kernel with a thread per four consecutive elements of the rows of
   /// the [batch, head, row, D] `shape`; `body` gets their first index.
   void forEachQuad(Value shape, StringRef name,
@@ -209,8 +259,9 @@ private:
 
 void fa::tensor_core::emitRowDotKernel(ImplicitLocOpBuilder &b, Type element,
                                        Value o, Value dO, Value rowDot,
+                                       const SinkTerms *sinkTerms,
                                        StringRef name) {
-  PreprocessEmitter(b, element).emitRowDot(o, dO, rowDot, name);
+  PreprocessEmitter(b, element).emitRowDot(o, dO, rowDot, sinkTerms, name);
 }
 
 void fa::tensor_core::emitZeroKernel(ImplicitLocOpBuilder &b, Value accum,
@@ -224,9 +275,37 @@ void fa::tensor_core::emitScaledCopyKernel(ImplicitLocOpBuilder &b,
   PreprocessEmitter(b, element).emitScaledCopy(accum, dq, scale, name);
 }
 
+Value fa::tensor_core::sinkPartialsPerHead(ImplicitLocOpBuilder &b, Value batch,
+                                           Value rows) {
+  PreprocessEmitter e(b, b.getF32Type());
+  return arith::MulIOp::create(b, batch, e.rowBlocks(rows));
+}
+
+void fa::tensor_core::emitSinkPartialsSumKernel(ImplicitLocOpBuilder &b,
+                                                Value partials, Value dsinks,
+                                                StringRef name) {
+  PreprocessEmitter e(b, b.getF32Type());
+  e.emitHeadSums(
+      memref::DimOp::create(b, partials, 0),
+      memref::DimOp::create(b, partials, 1), dsinks, name,
+      [&](Value head, Value i) {
+        return memref::LoadOp::create(b, partials, ValueRange{head, i});
+      });
+}
+
 void fa::tensor_core::emitSinkGradientKernel(ImplicitLocOpBuilder &b, Value lse,
                                              Value rowDot, Value sinks,
                                              Value dsinks, StringRef name) {
-  PreprocessEmitter(b, b.getF32Type())
-      .emitSinkGradient(lse, rowDot, sinks, dsinks, name);
+  PreprocessEmitter e(b, b.getF32Type());
+  Value rows = memref::DimOp::create(b, lse, 2);
+  Value count =
+      arith::MulIOp::create(b, memref::DimOp::create(b, lse, 0), rows);
+  e.emitHeadSums(
+      memref::DimOp::create(b, lse, 1), count, dsinks, name,
+      [&](Value head, Value i) {
+        Value bi = arith::DivUIOp::create(b, i, rows);
+        Value row = arith::RemUIOp::create(b, i, rows);
+        Value d = memref::LoadOp::create(b, rowDot, ValueRange{bi, head, row});
+        return e.sinkTerm(e.sinkLogit2(sinks, head), lse, bi, head, row, d);
+      });
 }

@@ -507,23 +507,47 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
         arith::ConstantIndexOp::create(b, 0));
     Value ok = arith::AndIOp::create(
         b, layoutCheck(rowDotLoop, element, {o, args.dO}), wholeChunks);
+    // With learnable sinks, the D kernel also sums dsinks' terms per block
+    // into `partials`, and a kernel sums those per head.
+    tensor_core::SinkTerms sinkTerms;
+    if (sinkGrad) {
+      Value lseDim[3];
+      for (int64_t i = 0; i < 3; ++i)
+        lseDim[i] = memref::DimOp::create(b, args.lse, i);
+      sinkTerms = {
+          args.lse, sinks,
+          memref::AllocOp::create(
+              b,
+              MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
+                              b.getF32Type()),
+              ValueRange{lseDim[1], tensor_core::sinkPartialsPerHead(
+                                        b, lseDim[0], lseDim[2])})};
+    }
     auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/true);
     // Where the spec fixes D in whole chunks, `ok` is the layout's alone.
     if (std::optional<int64_t> fixedD = staticHeadDim(d);
         fixedD && *fixedD % chunk == 0 && !scalarFallback)
       ifOp->setAttr(kLayoutFallbackAttr, b.getUnitAttr());
+    std::string sinkKernel = prefix.str() + "_dsinks";
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
       tensor_core::emitRowDotKernel(b, element, o, args.dO, args.rowDot,
+                                    sinkGrad ? &sinkTerms : nullptr,
                                     (prefix + "_row_dot").str());
+      if (sinkGrad)
+        tensor_core::emitSinkPartialsSumKernel(b, sinkTerms.partials, dsinks,
+                                               sinkKernel);
     }
     rowDotLoop->moveBefore(ifOp.elseBlock()->getTerminator());
     if (!sinkGrad)
       return;
-    b.setInsertionPoint(sinkGrad);
+    // Where D came from the scalar loop, dsinks walks its rows.
+    b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
     tensor_core::emitSinkGradientKernel(b, args.lse, args.rowDot, sinks, dsinks,
-                                        (prefix + "_dsinks").str());
+                                        sinkKernel + "_rows");
+    b.setInsertionPointAfter(ifOp);
+    memref::DeallocOp::create(b, sinkTerms.partials);
     sinkGrad->erase();
   }
 

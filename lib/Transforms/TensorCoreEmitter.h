@@ -614,8 +614,22 @@ void emitWgmmaForward(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
 /// `rowDot` ([batch, head, row] f32), for `o` and `dO` whose rows are
 /// whole 16-byte chunks of unit stride; and dsinks[h] = -sum of
 /// exp(sinks[h] - lse) D over every (batch, row) of head h.
+///
+/// Given `sinkTerms`, the D kernel also sums each of its blocks' terms
+/// exp(sinks[h] - lse) D into `partials` ([head, batch * row blocks] f32,
+/// sinkPartialsPerHead of them a head), which emitSinkPartialsSumKernel
+/// sums into dsinks; emitSinkGradientKernel computes dsinks from `rowDot`
+/// alone, where D came from elsewhere.
+struct SinkTerms {
+  Value lse, sinks, partials;
+};
 void emitRowDotKernel(ImplicitLocOpBuilder &b, Type element, Value o, Value dO,
-                      Value rowDot, StringRef name);
+                      Value rowDot, const SinkTerms *sinkTerms, StringRef name);
+/// The D kernel's blocks a head's rows take: ceil(rows / 64) per batch
+/// entry, times the batch.
+Value sinkPartialsPerHead(ImplicitLocOpBuilder &b, Value batch, Value rows);
+void emitSinkPartialsSumKernel(ImplicitLocOpBuilder &b, Value partials,
+                               Value dsinks, StringRef name);
 void emitSinkGradientKernel(ImplicitLocOpBuilder &b, Value lse, Value rowDot,
                             Value sinks, Value dsinks, StringRef name);
 /// Around an f32 dQ accumulator `accum` ([batch, head, row, D], identity

@@ -567,22 +567,28 @@ def test_float32_takes_tf32_only_when_torch_allows_it():
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("head_dim", [64, 128])
-def test_deterministic_backward_repeats_bit_for_bit(device, head_dim):
+@pytest.mark.parametrize("sinks", [False, True])
+def test_deterministic_backward_repeats_bit_for_bit(device, head_dim, sinks):
     # deterministic=True rules out dQ by f32 atomics (whose order varies;
     # fa-run --dq-atomics on sm_90a): five runs, the same bits, and the
-    # default within bf16's tolerance of float64 too.
+    # default within bf16's tolerance of float64 too. dsinks sums per-block
+    # partials of the D kernel in a fixed order, so it repeats as well.
     torch.manual_seed(2)
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
     q = torch.randn(2, 8, 333, head_dim, device=device, dtype=dtype)
     k = torch.randn(2, 2, 517, head_dim, device=device, dtype=dtype)
     v = torch.randn(2, 2, 517, head_dim, device=device, dtype=dtype)
     do = torch.randn(2, 8, 333, head_dim, device=device, dtype=dtype)
-    refs = [x.double().requires_grad_() for x in (q, k, v)]
-    reference(*refs, causal=True).backward(do.double())
+    s = torch.randn(8, device=device) if sinks else None
+    inputs = [x for x in (q, k, v, s) if x is not None]
+    refs = [x.double().requires_grad_() for x in inputs]
+    reference(*refs[:3], causal=True,
+              sinks=refs[3] if sinks else None).backward(do.double())
 
     def grads(deterministic):
-        leaves = [x.clone().requires_grad_() for x in (q, k, v)]
-        fa.attention(*leaves, causal=True,
+        leaves = [x.clone().requires_grad_() for x in inputs]
+        fa.attention(*leaves[:3], causal=True,
+                     sinks=leaves[3] if sinks else None,
                      deterministic=deterministic).backward(do)
         return [x.grad for x in leaves]
 

@@ -7,7 +7,9 @@
 // scalar loops beside the kernels of that D: the else branch of their
 // dispatch, reached only by layouts the kernels refuse, records an error
 // instead, and the runtime compiles a program with the loops for such
-// operands (Program::run). The learnable-sink gradient has no fallback.
+// operands (Program::run). The learnable-sink gradient comes from the D
+// kernel's partials; its form that walks D's rows goes with D's fallback
+// loop.
 // CHECK-LABEL: func.func @fixed_forward(
 // CHECK: gpu.launch {{.*}} module(@fixed_forward_mma_d64)
 // CHECK: } else {
@@ -16,14 +18,16 @@
 // CHECK-NOT: scf.parallel
 // CHECK-LABEL: func.func @fixed_backward(
 // CHECK: gpu.launch {{.*}} module(@fixed_backward_row_dot)
+// CHECK: gpu.launch {{.*}} module(@fixed_backward_dsinks)
 // CHECK: } else {
 // CHECK-NEXT: func.call @faScalarFallbackMissing() : () -> ()
+// CHECK-NEXT: }
 // CHECK: gpu.launch {{.*}} module(@fixed_backward_mma_dk_dv_d64)
 // CHECK: gpu.launch {{.*}} module(@fixed_backward_mma_dq_d64)
 // CHECK: } else {
 // CHECK-NEXT: func.call @faScalarFallbackMissing() : () -> ()
-// CHECK: gpu.launch {{.*}} module(@fixed_backward_dsinks)
 // CHECK-NOT: scf.parallel
+// CHECK-NOT: dsinks_rows
 // A spec that leaves D open keeps its scalar loops for the head dims no
 // kernel takes.
 // CHECK-LABEL: func.func @dynamic_forward(
