@@ -718,6 +718,10 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
           return std::nullopt;
         return dkdvPlan(headDim, bytes);
       };
+      auto persistentDq = [&](int64_t headDim) {
+        return wgmmaPersistent &&
+               headDim <= tensor_core::kWgmmaPersistentDqMaxHeadDim;
+      };
       DqAccumulator accum;
       if (atomicDq) {
         accum = setUpDqAccumulator(dkdvOps.first, dqOps.second, layoutOk, d,
@@ -752,22 +756,31 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                     int64_t bytes) -> std::optional<KernelShape> {
                   if (atomicAt(headDim))
                     return std::nullopt;
+                  auto dqBytes = [&](const KernelShape &shape) {
+                    return tensor_core::wgmmaSharedBytes(
+                        2 * shape.queryRows, shape.blockN, shape.kvStages,
+                        headDim, bytes, /*scratchBytes=*/0, shape.fixedSlots);
+                  };
                   std::optional<KernelShape> shape = withStages(
                       KernelShape{tensor_core::wgmmaDqBlockN(headDim), warps,
                                   64 * groups},
-                      [&](const KernelShape &shape) {
-                        return tensor_core::wgmmaSharedBytes(
-                            2 * shape.queryRows, shape.blockN, shape.kvStages,
-                            headDim, bytes);
-                      });
+                      dqBytes);
                   if (!shape)
                     return std::nullopt;
+                  // A persistent block takes a second copy of Q and dO
+                  // where it fits beside the same stages, as the forward's
+                  // does of Q.
+                  KernelShape twoCopies = *shape;
+                  twoCopies.fixedSlots = 2;
+                  if (persistentDq(headDim) &&
+                      dqBytes(twoCopies) <= tensor_core::kHopperSharedBytes)
+                    shape = twoCopies;
                   return withGridSection(*shape);
                 },
                 [&](ImplicitLocOpBuilder &b, int64_t headDim,
                     const KernelShape &shape, StringRef name) {
                   tensor_core::emitWgmmaDq(b, element, headDim, shape, variant,
-                                           args, name);
+                                           args, persistentDq(headDim), name);
                 }),
             dqOps);
     }

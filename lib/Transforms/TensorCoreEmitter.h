@@ -649,9 +649,11 @@ void emitScaledCopyKernel(ImplicitLocOpBuilder &b, Type element, Value accum,
 void emitWgmmaDkDv(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
                    KernelShape shape, const Variant &variant, GradArgs args,
                    Value dqAccum, StringRef name);
+/// The dQ kernel's grid is persistent (a block per SM drawing query blocks,
+/// as the forward's) when `persistent`.
 void emitWgmmaDq(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
                  KernelShape shape, const Variant &variant, GradArgs args,
-                 StringRef name);
+                 bool persistent, StringRef name);
 
 } // namespace fa::tensor_core
 

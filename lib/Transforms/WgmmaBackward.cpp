@@ -19,9 +19,14 @@
 // (wgmmaDkDvQueryRows): at D 64 the larger tile ran the backward 8-13%
 // faster (bench/NOTES.md, thirty-seventh session).
 //
-// dQ: a block per (query block, head, batch), ordered as the forward's
-// (queryBlock); the fixed tiles are Q and dO, the streamed ones K (0) and V
-// (1) of each key tile the forward visits. Per key tile:
+// dQ: a query block per (row block, head, batch), ordered as the
+// forward's (queryBlock); up to D 128 on a persistent grid that draws them
+// as the forward's does (kWgmmaPersistentDqMaxHeadDim), so that the next
+// block's Q, dO and first K/V tiles land while this one finishes: short
+// windows' blocks see two or three key tiles, and copied one after another
+// their Q and dO waited in front of each. The fixed tiles are Q and dO, the
+// streamed ones K (0) and V (1) of each key tile the forward visits. Per key
+// tile:
 //   S = Q K^T, dP = dO V^T       one group; V is free once it is done
 //   P, dS                        (queryMajorGrads)
 //   dQ += dS K                   A from registers, K read MN-major
@@ -202,78 +207,133 @@ public:
         });
   }
 
-  /// Launches the dQ kernel: queryRows rows per block, 64 per consumer
-  /// warpgroup, over key tiles of blockN.
-  void emitDq(const Variant &variant, GradArgs args, StringRef name) {
+  /// Launches the dQ kernel: queryRows rows per query block, 64 per
+  /// consumer warpgroup, over key tiles of blockN; with `persistent`, a
+  /// block per SM taking query blocks in the grid's order as the forward's
+  /// blocks do (produceWorkItems), so that the producer copies the next
+  /// block's Q, dO and first K/V tiles while the consumers finish this
+  /// one's.
+  void emitDq(const Variant &variant, GradArgs args, bool persistent,
+              StringRef name) {
     for (Value *m : {&args.q, &args.k, &args.v, &args.dO, &args.dq})
       *m = withUnitStride(*m);
+    // The producer's item loop (four tensor maps, the counter, the item's
+    // copy and first tile) spilled 4-12 bytes in 24 registers.
+    wideProducer = persistent;
     Dims dims = attentionDims(args.q, args.k);
     Value tiles = ceilDiv(dims.sq, queryRows);
+    Value work = mul(tiles, mul(dims.hq, dims.batch));
+    Value blocks, counter;
+    std::tie(blocks, counter) = workGrid(work, persistent, name);
     launchWithTensorMaps(
         {{args.q, 0, queryRows},
          {args.dO, 3, queryRows},
          {args.k, 1, blockN},
          {args.v, 2, blockN}},
-        {tiles, dims.hq, dims.batch}, {queryRows, queryRows}, blockN,
+        {blocks, idx(1), idx(1)}, {queryRows, queryRows}, blockN,
         /*scratchBytes=*/0, name,
         [&](gpu::LaunchOp launch, ArrayRef<Value> maps,
             const SharedLayout &at) {
+          // Not persistent, a block runs its own query block alone.
+          if (!persistent) {
+            splitRoles(
+                [&] {
+                  emitQueryBlockProducer(
+                      variant, dims,
+                      queryBlock(variant, dims, tiles, launch, queryRows), at,
+                      {maps[0], maps[1]}, {maps[2], maps[3]});
+                },
+                [&] {
+                  Value group = enterConsumer();
+                  waitBarrier(fixedLanded(at), idx(0));
+                  emitDqConsumer(
+                      variant, args, dims, tiles, group,
+                      WorkItem{launch.getBlockIds().x, idx(0), idx(0)}, at,
+                      /*freesFixed=*/false);
+                });
+            return;
+          }
           splitRoles(
               [&] {
-                emitQueryBlockProducer(
-                    variant, dims,
-                    queryBlock(variant, dims, tiles, launch, queryRows), at,
-                    {maps[0], maps[1]}, {maps[2], maps[3]});
+                electedThread([&] {
+                  produceWorkItems(
+                      launch, at, work, counter, [&](const WorkItem &item) {
+                        return produceQueryBlock(
+                            variant, dims,
+                            queryBlock(variant, dims, tiles, item.linear,
+                                       queryRows),
+                            at, {maps[0], maps[1]}, {maps[2], maps[3]},
+                            item.firstTile, fixedSlotOf(item.round).first);
+                      });
+                });
               },
               [&] {
                 Value group = enterConsumer();
-                Value groupRows = mul(group, idx(kGroupRows));
-                Value queries = rowAt(fixedAt(at, 0), groupRows);
-                Value grads = rowAt(fixedAt(at, 1), groupRows);
-                QueryBlock block =
-                    queryBlock(variant, dims, tiles, launch, queryRows);
-                Value scale = scoreScale(variant, idx(headDim));
-                Value scaleLog2 = toBase2(scale);
-                LaneRowStatistics stats =
-                    laneRowStatistics(args, dims, block.head, block.rowOf);
-                Value dq = zeroState();
-                waitBarrier(fixedLanded(at), idx(0));
-                // Tile `count` at key n0 (masked below `keyHi` when set,
-                // where `maskWhen` holds when set), on its first `width`
-                // keys.
-                auto keyTile = [&](Value n0, Value keyHi, Value maskWhen,
-                                   Value count, int64_t width) {
-                  Value slot = waitStreamed(at, count);
-                  Value kTile = stageAt(at, kKeys, slot);
-                  Value vTile = stageAt(at, kValues, slot);
-                  fence();
-                  Value sAcc =
-                      issueRowProduct(queries, queryRows, kTile, blockN, width);
-                  Value dpAcc =
-                      issueRowProduct(grads, queryRows, vTile, blockN, width);
-                  commit();
-                  waitGroups(0);
-                  release(at, kValues, slot);
-                  auto s = accumulatorTiles(sAcc, width);
-                  auto dp = accumulatorTiles(dpAcc, width);
-                  queryMajorGrads(variant, dims, block.rowOf, n0, keyHi,
-                                  stats.lse2, stats.rowDot, scaleLog2, s, dp,
-                                  maskWhen);
-                  auto dsRegs = registerOperand(dp);
-                  fence();
-                  issueRegisterProduct(dsRegs, kTile, blockN, dq);
-                  commit();
-                  waitGroups(0);
-                  release(at, kKeys, slot);
-                };
-                consumeKeyTiles(variant, dims, block.m0, block.rows, keyTile);
-                storeRows(dq, {scale, scale}, args.dq, block.head,
-                          block.rowOf, dims.sq);
+                consumeWorkItems(at, work, [&](const WorkItem &item) {
+                  return emitDqConsumer(variant, args, dims, tiles, group, item,
+                                        at, /*freesFixed=*/true);
+                });
               });
         });
+    if (counter)
+      memref::DeallocOp::create(b, counter);
   }
 
 private:
+  /// A dQ consumer warpgroup on work item `item`: its 64 rows of the query
+  /// block over every key tile as it lands. Returns the item's key tiles;
+  /// with `freesFixed`, arrives on fixedFree once Q and dO are read.
+  Value emitDqConsumer(const Variant &variant, const GradArgs &args,
+                       const Dims &dims, Value tiles, Value group,
+                       const WorkItem &item, const SharedLayout &at,
+                       bool freesFixed) {
+    QueryBlock block = queryBlock(variant, dims, tiles, item.linear, queryRows);
+    Value scale = scoreScale(variant, idx(headDim));
+    Value scaleLog2 = toBase2(scale);
+    LaneRowStatistics stats =
+        laneRowStatistics(args, dims, block.head, block.rowOf);
+    Value dq = zeroState();
+    // This warpgroup's rows of the item's copy of Q and dO (fixedSlotOf,
+    // made where used).
+    auto fixedRows = [&](int64_t tile) {
+      return rowAt(fixedAt(at, tile, fixedSlotOf(item.round).first),
+                   mul(group, idx(kGroupRows)));
+    };
+    // Tile `count` at key n0 (masked below `keyHi` when set, where
+    // `maskWhen` holds when set), on its first `width` keys.
+    auto keyTile = [&](Value n0, Value keyHi, Value maskWhen, Value count,
+                       int64_t width) {
+      Value slot = waitStreamed(at, add(item.firstTile, count));
+      Value kTile = stageAt(at, kKeys, slot);
+      Value vTile = stageAt(at, kValues, slot);
+      fence();
+      Value sAcc =
+          issueRowProduct(fixedRows(0), queryRows, kTile, blockN, width);
+      Value dpAcc =
+          issueRowProduct(fixedRows(1), queryRows, vTile, blockN, width);
+      commit();
+      waitGroups(0);
+      release(at, kValues, slot);
+      auto s = accumulatorTiles(sAcc, width);
+      auto dp = accumulatorTiles(dpAcc, width);
+      queryMajorGrads(variant, dims, block.rowOf, n0, keyHi, stats.lse2,
+                      stats.rowDot, scaleLog2, s, dp, maskWhen);
+      auto dsRegs = registerOperand(dp);
+      fence();
+      issueRegisterProduct(dsRegs, kTile, blockN, dq);
+      commit();
+      waitGroups(0);
+      release(at, kKeys, slot);
+    };
+    Value total = consumeKeyTiles(variant, dims, block.m0, block.rows, keyTile);
+    // Every product with Q and dO was waited for: the producer may copy a
+    // later block's into this copy.
+    if (freesFixed)
+      arriveOn(fixedFree(at, fixedSlotOf(item.round).first));
+    storeRows(dq, {scale, scale}, args.dq, block.head, block.rowOf, dims.sq);
+    return total;
+  }
+
   /// Whether the block's consumers share its 64 keys, each accumulating
   /// half of dK's and dV's columns (past D 128): whole-width dK and dV of
   /// 64 keys would take 192 or 256 of a consumer's 240 registers, with S^T
@@ -639,6 +699,7 @@ void fa::tensor_core::emitWgmmaDkDv(ImplicitLocOpBuilder &b, Type element,
 void fa::tensor_core::emitWgmmaDq(ImplicitLocOpBuilder &b, Type element,
                                   int64_t headDim, KernelShape shape,
                                   const Variant &variant, GradArgs args,
-                                  StringRef name) {
-  WgmmaBackwardEmitter(b, element, headDim, shape).emitDq(variant, args, name);
+                                  bool persistent, StringRef name) {
+  WgmmaBackwardEmitter(b, element, headDim, shape)
+      .emitDq(variant, args, persistent, name);
 }

@@ -460,6 +460,45 @@ protected:
   /// proxy's reads (wgmma operands, TMA sources).
   void fenceSharedForAsync();
 
+  /// A persistent grid's blocks for `work` items: one per SM (the
+  /// runtime's faMultiprocessorCount), fewer where the work is less, and
+  /// one per item where the count is unknown (0).
+  Value persistentBlocks(Value work) {
+    Value sms = multiprocessorCount(b);
+    return select(cmp(arith::CmpIPredicate::sgt, sms, idx(0)), min(work, sms),
+                  work);
+  }
+  /// The blocks of a grid over `work` items (grid-order indices) and the
+  /// counter produceWorkItems draws items from: a block per item and no
+  /// counter unless `persistent`; else persistentBlocks, and a counter
+  /// zeroed ahead of the kernel (by kernel `kernelName`_schedule, where
+  /// the items outnumber the blocks), which the caller frees after it.
+  std::pair<Value, Value> workGrid(Value work, bool persistent,
+                                   StringRef kernelName) {
+    if (!persistent)
+      return {work, Value()};
+    Value blocks = persistentBlocks(work);
+    Value counter =
+        memref::AllocOp::create(b, MemRefType::get({1}, b.getI64Type()));
+    zeroCounter(counter, cmp(arith::CmpIPredicate::ugt, work, blocks),
+                (kernelName + "_schedule").str());
+    return {blocks, counter};
+  }
+  /// Where `needed`, a one-block kernel named `name` zeroes (its thread 0)
+  /// the i64 at `counter` (produceWorkItems's), ahead of the kernel that
+  /// draws from it on its stream.
+  void zeroCounter(Value counter, Value needed, StringRef name) {
+    auto ifOp = scf::IfOp::create(b, needed, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    launchBlocks({idx(1), idx(1), idx(1)}, /*dynamicBytes=*/0,
+                 /*workgroupTypes=*/{}, name, [&](gpu::LaunchOp) {
+                   electedThread([&] {
+                     memref::StoreOp::create(b, i64(0), counter, idx(0));
+                   });
+                 });
+  }
+
   /// A persistent block's work item: its index in the grid's order, how
   /// many items the block ran before it (`round`: fixedSlotOf says which
   /// copy of the fixed tiles it takes) and the streamed tiles those had

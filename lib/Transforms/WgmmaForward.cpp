@@ -51,14 +51,8 @@ public:
     std::array<Value, 3> grid = forwardGrid(args, dims, queryRows);
     Value work = mul(grid[0], mul(grid[1], grid[2]));
     // Not persistent, every block has one item (its own) and draws none.
-    Value blocks = work, counter;
-    if (persistent) {
-      blocks = persistentBlocks(work);
-      counter =
-          memref::AllocOp::create(b, MemRefType::get({1}, b.getI64Type()));
-      zeroCounter(counter, cmp(arith::CmpIPredicate::ugt, work, blocks),
-                  (kernelName + "_schedule").str());
-    }
+    Value blocks, counter;
+    std::tie(blocks, counter) = workGrid(work, persistent, kernelName);
     // O goes out through a shared tile per consumer and TMA from D 96 on
     // (kWgmmaStagedOutputMinHeadDim), where that tile fits beside Q and the
     // stages (not at D 256). Not for packed sequences: a block's rows past
@@ -322,29 +316,6 @@ private:
         },
         /*testInPlace=*/true);
   }
-  /// A persistent grid's blocks for `work` items: one per SM (the
-  /// runtime's faMultiprocessorCount), fewer where the work is less, and
-  /// one per item where the count is unknown (0).
-  Value persistentBlocks(Value work) {
-    Value sms = multiprocessorCount(b);
-    return select(cmp(arith::CmpIPredicate::sgt, sms, idx(0)), min(work, sms),
-                  work);
-  }
-  /// Where `needed`, a one-block kernel named `name` zeroes (its thread 0)
-  /// the i64 at `counter` (produceWorkItems's), ahead of the forward on its
-  /// stream.
-  void zeroCounter(Value counter, Value needed, StringRef name) {
-    auto ifOp = scf::IfOp::create(b, needed, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    launchBlocks({idx(1), idx(1), idx(1)}, /*dynamicBytes=*/0,
-                 /*workgroupTypes=*/{}, name, [&](gpu::LaunchOp) {
-                   electedThread([&] {
-                     memref::StoreOp::create(b, i64(0), counter, idx(0));
-                   });
-                 });
-  }
-
   /// What a consumer's steps over its block's tiles share.
   struct TileStep {
     const Variant &variant;

@@ -156,6 +156,15 @@ inline constexpr bool wgmmaTwoQCopies(int64_t headDim) {
          (headDim >= kWgmmaStagedOutputMinHeadDim && headDim <= 128);
 }
 
+/// The head dims up to which the wgmma dQ kernel's grid is persistent (a
+/// block per SM drawing query blocks, as the forward's), where the pass
+/// builds persistent grids. Its producer then keeps 32 registers (24
+/// spilled 4-12 bytes); past D 128 the consumers' 232 spilled 4-20 bytes
+/// at D 192, so those keep a block per query block. H200, fa-run backward
+/// (bench/NOTES.md, forty-second session): gpt-oss's 128-key window +10%,
+/// causal D 64 +6%, D 128 and window 4096 even.
+inline constexpr int64_t kWgmmaPersistentDqMaxHeadDim = 128;
+
 /// Head dims with a wgmma backward (sm_90a). The dK/dV kernel keeps dK and
 /// dV (D / 2 registers a thread each) in registers across its query tiles,
 /// which leaves room for S^T and dP^T up to D 128; past it the block's two
