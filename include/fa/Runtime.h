@@ -112,7 +112,8 @@ struct CompileOptions {
   /// Forward grids: (batch, head) pairs whose query tiles run interleaved,
   /// the longest causal tiles first; 0: the compiler's choice.
   int64_t gridSection = 0;
-  /// The wgmma forward's grid is persistent: one block per SM, each drawing
+  /// The wgmma forward's and dQ kernel's (D <= 128) grids are persistent:
+  /// one block per SM, each drawing
   /// query blocks from a counter (false: one block per query block).
   bool wgmmaPersistent = true;
   /// The MMA generation of the tensor-core kernels: "auto" (wgmma

@@ -104,7 +104,8 @@ static cl::opt<bool> branchedTiles(
     cl::init(false));
 static cl::opt<bool> wgmmaPersistent(
     cl::cat(faRunCategory), "wgmma-persistent",
-    cl::desc("the wgmma forward's grid is persistent: one block per SM "
+    cl::desc("the wgmma forward's and dQ kernel's (D <= 128) grids are "
+             "persistent: one block per SM "
              "drawing query blocks (default; false: one block each)"),
     cl::init(true));
 static cl::opt<int64_t> wgmmaGroups(

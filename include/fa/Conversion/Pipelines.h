@@ -109,7 +109,8 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::init(0)};
   Option<bool> wgmmaPersistent{
       *this, "wgmma-persistent",
-      llvm::cl::desc("the wgmma forward's grid is persistent (one block per "
+      llvm::cl::desc("the wgmma forward's and dQ kernel's (D <= 128) grids "
+                     "are persistent (one block per "
                      "SM drawing query blocks; false: one block each)"),
       llvm::cl::init(true)};
   Option<int64_t> gridSection{

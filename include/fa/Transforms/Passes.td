@@ -175,7 +175,8 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
            "window of fewer than 1024 keys, with sink tokens and past D "
            "64)">,
     Option<"wgmmaPersistent", "wgmma-persistent", "bool", "true",
-           "wgmma forward: a persistent grid, one block per SM drawing query "
+           "wgmma forward and dQ kernel (D <= 128): a persistent grid, one "
+           "block per SM drawing query "
            "blocks from a counter, each block's next Q and K/V copied under "
            "its last tiles (false: one block per query block)">,
     Option<"gridSection", "grid-section", "int64_t", "0",
