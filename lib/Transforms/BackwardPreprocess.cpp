@@ -116,15 +116,13 @@ public:
           }
           if (!sinkTerms)
             return;
-          Value total =
-              blockSum(weighted, launch.getWorkgroupAttributions().front());
-          auto leader = scf::IfOp::create(
-              b, cmp(arith::CmpIPredicate::eq, tid, idx(0)), false);
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(leader.thenBlock());
-          Value block = add(mul(batchIdx, rowBlocks(rows)), blockCoord[0]);
-          memref::StoreOp::create(b, total, sinkTerms->partials,
-                                  ValueRange{head, block});
+          blockSum(weighted, launch.getWorkgroupAttributions().front(),
+                   [&](Value total) {
+                     Value block =
+                         add(mul(batchIdx, rowBlocks(rows)), blockCoord[0]);
+                     memref::StoreOp::create(b, total, sinkTerms->partials,
+                                             ValueRange{head, block});
+                   });
         });
   }
 
@@ -146,17 +144,15 @@ public:
               [&](OpBuilder &, Location, Value i, ValueRange carried) {
                 scf::YieldOp::create(b, fadd(carried.front(), term(head, i)));
               });
-          Value total = blockSum(termLoop.getResult(0),
-                                 launch.getWorkgroupAttributions().front());
-          auto leader = scf::IfOp::create(
-              b, cmp(arith::CmpIPredicate::eq, tid, idx(0)), false);
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(leader.thenBlock());
-          Type out = cast<MemRefType>(dsinks.getType()).getElementType();
-          Value grad = arith::NegFOp::create(b, total);
-          if (out != grad.getType())
-            grad = arith::TruncFOp::create(b, out, grad);
-          memref::StoreOp::create(b, grad, dsinks, head);
+          blockSum(termLoop.getResult(0),
+                   launch.getWorkgroupAttributions().front(), [&](Value total) {
+                     Type out =
+                         cast<MemRefType>(dsinks.getType()).getElementType();
+                     Value grad = arith::NegFOp::create(b, total);
+                     if (out != grad.getType())
+                       grad = arith::TruncFOp::create(b, out, grad);
+                     memref::StoreOp::create(b, grad, dsinks, head);
+                   });
         });
   }
 
@@ -206,9 +202,9 @@ private:
                            workgroupSpace());
   }
   /// The sum of every thread's `x` over the block, in a fixed order (the
-  /// lanes by shuffles, then the warps in turn), valid in thread 0;
-  /// `warpSums` is warpSumsType's.
-  Value blockSum(Value x, Value warpSums) {
+  /// lanes by shuffles, then the warps in turn), handed to `use` on thread
+  /// 0 alone; `warpSums` is warpSumsType's.
+  void blockSum(Value x, Value warpSums, llvm::function_ref<void(Value)> use) {
     Value sum = laneReduce(x, 32, [&](Value x, Value y) { return fadd(x, y); });
     {
       auto first = scf::IfOp::create(
@@ -218,10 +214,14 @@ private:
       memref::StoreOp::create(b, sum, warpSums, warp);
     }
     gpu::BarrierOp::create(b);
+    auto leader =
+        scf::IfOp::create(b, cmp(arith::CmpIPredicate::eq, tid, idx(0)), false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(leader.thenBlock());
     Value total = flt(0.0);
     for (int64_t w = 0; w < kPreprocessWarps; ++w)
       total = fadd(total, memref::LoadOp::create(b, warpSums, idx(w)));
-    return total;
+    use(total);
   }
   /// A kernel with a thread per four consecutive elements of the rows of
   /// the [batch, head, row, D] `shape`; `body` gets their first index.
@@ -277,8 +277,10 @@ void fa::tensor_core::emitScaledCopyKernel(ImplicitLocOpBuilder &b,
 
 Value fa::tensor_core::sinkPartialsPerHead(ImplicitLocOpBuilder &b, Value batch,
                                            Value rows) {
-  PreprocessEmitter e(b, b.getF32Type());
-  return arith::MulIOp::create(b, batch, e.rowBlocks(rows));
+  return arith::MulIOp::create(
+      b, batch,
+      arith::CeilDivSIOp::create(
+          b, rows, arith::ConstantIndexOp::create(b, kRowDotBlockRows)));
 }
 
 void fa::tensor_core::emitSinkPartialsSumKernel(ImplicitLocOpBuilder &b,

@@ -234,7 +234,8 @@ public:
         /*scratchBytes=*/0, name,
         [&](gpu::LaunchOp launch, ArrayRef<Value> maps,
             const SharedLayout &at) {
-          // Not persistent, a block runs its own query block alone.
+          // Not persistent, a block runs its own query block alone, without
+          // the item loops (which spilled past D 128, where this form runs).
           if (!persistent) {
             splitRoles(
                 [&] {
