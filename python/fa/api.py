@@ -432,12 +432,15 @@ def _attention_program(q, k, v, causal, window, sink_tokens, sinks, scale,
 
 
 def _attention_call(q, k, v, causal, window, sink_tokens, sinks, scale,
-                    entry, deterministic=False, wait=True, prepare=None):
+                    entry, deterministic=False, wait=True, prepare=None,
+                    layouts=()):
     """_attention_program's _CheckedCall (its program None while it
-    compiles in the background, and then not remembered)."""
-    signature, known = _known_call(_call_signature(
-        q, k, v, causal, window, sink_tokens, sinks, scale, deterministic,
-        entry))
+    compiles in the background, and then not remembered); `layouts`: the
+    call's other tensors, whose layouts its signature then holds too."""
+    signature = _call_signature(q, k, v, causal, window, sink_tokens, sinks,
+                                scale, deterministic, entry)
+    signature, known = _known_call(_with_layouts(signature, layouts)
+                                   if layouts else signature)
     if known is not None:
         return known
     dtype = check_attention_args(q, k, v, causal, window, sink_tokens, sinks,
@@ -450,6 +453,19 @@ def _attention_call(q, k, v, causal, window, sink_tokens, sinks, scale,
     if program is not None:
         _remember_call(signature, record)
     return record
+
+
+def _with_layouts(signature, tensors):
+    """`signature` extended by the shapes, strides, dtypes and devices of
+    `tensors`, the call's tensors it does not hold yet (None where any is
+    not a plain torch tensor): a bound call takes pointers alone, so every
+    tensor it is bound to must have the layout it was bound with."""
+    if signature is None or not all(type(x) is torch.Tensor
+                                    for x in tensors):
+        return None
+    for x in tensors:
+        signature += (x.shape, x.stride(), x.dtype, x.device)
+    return signature
 
 
 def _known_call(signature):
@@ -639,16 +655,11 @@ def decode_forward(q, k, v, cache_seqlens, block_table, causal, window,
     autograd: the kernels have no backward)."""
     # A repeat of a checked call (a serving loop's steps) skips the checks
     # of everything but the lengths' values, as attention's calls do.
-    signature = _call_signature(q, k, v, causal, window, sink_tokens, sinks,
-                                scale, False, "decode")
     extra = [cache_seqlens] + ([] if block_table is None else [block_table])
     extra += [] if k_new is None else [k_new, v_new]
-    if signature is not None and all(type(x) is torch.Tensor for x in extra):
-        for x in extra:
-            signature += (x.shape, x.stride(), x.dtype, x.device)
-    else:
-        signature = None
-    signature, record = _known_call(signature)
+    signature, record = _known_call(_with_layouts(
+        _call_signature(q, k, v, causal, window, sink_tokens, sinks, scale,
+                        False, "decode"), extra))
     learnable = sinks is not None
     if record is not None:
         # The shapes were checked at the first call of this signature.
@@ -759,9 +770,16 @@ def attention_backward(q, k, v, o, lse, do, causal, window, sink_tokens,
     """dq, dk, dv, dsinks (None without sinks); with `deterministic`, the
     same bits from run to run (fa.attention checks it is a bool). `out`:
     (dq, dk, dv) to write, views included, instead of new tensors."""
-    dtype, program = _attention_program(q, k, v, causal, window,
-                                        sink_tokens, sinks, scale,
-                                        "backward", deterministic)
+    # From a signature's second call on, the backward launches through a
+    # bound call, as the forward does: Program.run's checks and config
+    # choice cost a gpt-oss window-128 backward 0.13 ms of host time a call
+    # (H200), a sixth of its kernels' time (bench/NOTES.md, forty-third
+    # session). The gradients made here are dense, so o, lse, dO and any
+    # `out` given complete the signature.
+    record = _attention_call(q, k, v, causal, window, sink_tokens, sinks,
+                             scale, "backward", deterministic,
+                             layouts=(o, lse, do) + tuple(out or ()))
+    dtype = record.dtype
     learnable = sinks is not None
     if out is not None:
         dq, dk, dv = out
@@ -776,7 +794,7 @@ def attention_backward(q, k, v, o, lse, do, causal, window, sink_tokens,
         ins.append(sinks)
         dsinks = _empty_like(q, tuple(sinks.shape), accumulator(dtype))
         outs.append(dsinks)
-    _run(program, "attention", "backward", ins + outs)
+    record.launch("attention", "backward", ins + outs)
     return dq, dk, dv, dsinks
 
 

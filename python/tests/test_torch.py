@@ -848,6 +848,55 @@ def test_repeated_calls_launch_through_a_bound_call(device):
     fa.clear_cache()
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_repeated_backwards_launch_through_a_bound_call(device):
+    # The backward binds like the forward: from a signature's second call
+    # on it launches with data pointers alone, and every call, on fresh
+    # data with learnable sinks, gives float64's gradients. The signature
+    # holds o's, lse's and dO's layouts and those of any `out` given: a dO
+    # of another layout, or gradients written into views, are checked and
+    # bound anew, never launched with the first call's strides.
+    from fa import api
+    dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    variant = dict(causal=True, window=5)
+    fa.clear_cache()
+
+    def leaves():
+        make = lambda h: torch.randn(2, h, 37, 64, device=device,
+                                     dtype=dtype, requires_grad=True)
+        sinks = torch.randn(4, device=device, requires_grad=True)
+        return make(4), make(2), make(2), sinks
+
+    for _ in range(3):
+        check_against_float64(*leaves(), variant, TOL[dtype])
+    def bound_backwards():
+        # (prepare_backward's record, under the forward's tensors alone,
+        # never launches.)
+        return [r for s, r in api._checked_calls.items()
+                if "backward" in s and r.bound is not None]
+    assert len(bound_backwards()) == 1
+
+    q, k, v, sinks = (x.detach() for x in leaves())
+    o, lse = api.attention_forward(q, k, v, True, 5, 0, sinks, None)
+    do = torch.randn_like(o)
+    want = api.attention_backward(q, k, v, o, lse, do, True, 5, 0, sinks,
+                                  None)
+    # dO as a [B, S, H, D] buffer viewed as [B, H, S, D], and gradients
+    # into views of larger buffers: new layouts, new signatures.
+    do_t = do.transpose(1, 2).contiguous().transpose(1, 2)
+    outs = tuple(torch.full((2, x.shape[1], 37, 80), float("nan"),
+                            device=device, dtype=dtype)[..., 8:72]
+                 for x in (q, k, v))
+    for dout, out in ((do_t, None), (do, outs), (do_t, outs)):
+        for _ in range(2):
+            got = api.attention_backward(q, k, v, o, lse, dout, True, 5, 0,
+                                         sinks, None, out=out)
+            for g, w in zip(got, want):
+                torch.testing.assert_close(g, w, rtol=0, atol=0)
+    assert len(bound_backwards()) == 4
+    fa.clear_cache()
+
+
 def test_a_forward_needing_gradients_keeps_the_backward_compiled_beside_it():
     # The first forward whose inputs need gradients compiles the backward
     # in the background; once that is done, later forwards find it by
