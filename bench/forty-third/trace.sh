@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# carry ["bundle"]: the host side of one backward call (bwd_trace.py), and
+# the bound backward's test on CUDA.
+source bench/lib/device.sh
+S=$OUT/summary.txt
+device_setup $S
+device_python /tmp/py.log || exit 1
+cd bench/forty-third
+PYTHONPATH=$PY_DIR FA_CACHE_DIR=/tmp/c-py timeout 300 python3 bwd_trace.py > $OUT/bwd-trace.log 2>&1
+cd ../..
+grep -v -i warn $OUT/bwd-trace.log | head -120 >> $S
+( PYTHONPATH=$PY_DIR FA_CACHE_DIR=/tmp/fa-pycache timeout 200 python3 -m pytest -q -p no:cacheprovider python/tests/test_torch.py -k "bound or repeated or deterministic" 2>&1 | tail -3 ) >> $S
+echo "done ${SECONDS}s" >> $S
+cat $S
