@@ -161,24 +161,6 @@ def _empty_like(x, shape, dtype_name):
     return np.empty(shape, dtype=_NUMPY_BY_NAME[dtype_name])
 
 
-def _empty_views(x, shapes, dtype_name):
-    """Dense torch tensors of `shapes` on x's device, views of one
-    allocation, each starting on a 256-byte boundary (as the caching
-    allocator's own blocks do, so TMA takes them): one allocator call
-    rather than one a tensor, 40-60 us less host time for three on the
-    H200's host (bench/NOTES.md, forty-third session)."""
-    dtype = _TORCH_BY_NAME[dtype_name]
-    align = 256 // dtype.itemsize
-    sizes = [math.prod(shape) for shape in shapes]
-    starts, end = [], 0
-    for size in sizes:
-        starts.append(end)
-        end += -(-size // align) * align
-    buffer = torch.empty(end, dtype=dtype, device=x.device)
-    return [buffer[start:start + size].view(shape)
-            for start, size, shape in zip(starts, sizes, shapes)]
-
-
 def _allow_tf32(x, dtype):
     """Whether f32 CUDA tensors may run on tf32 (one MMA per product
     instead of three): PyTorch's own switch for matmuls decides, so fa
@@ -784,20 +766,16 @@ def varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, causal, window,
 
 
 def attention_backward(q, k, v, o, lse, do, causal, window, sink_tokens,
-                       sinks, scale, deterministic=False, out=None,
-                       one_buffer=False):
+                       sinks, scale, deterministic=False, out=None):
     """dq, dk, dv, dsinks (None without sinks); with `deterministic`, the
     same bits from run to run (fa.attention checks it is a bool). `out`:
-    (dq, dk, dv) to write, views included, instead of new tensors;
-    `one_buffer`: new dq, dk and dv are views of one allocation (not for
-    torch.library ops, whose outputs may not alias one another)."""
+    (dq, dk, dv) to write, views included, instead of new tensors."""
     # From a signature's second call on, the backward launches through a
     # bound call, as the forward does: Program.run's checks and config
-    # choice took 0.13 ms of host time a call at gpt-oss's window-128
-    # backward on the H200's host, and a single call's time (host time
-    # before the launches counts) went from 0.98 to 0.94 ms
-    # (bench/NOTES.md, forty-third session). The gradients made here are
-    # dense, so o, lse, dO and any `out` given complete the signature.
+    # choice cost a gpt-oss window-128 backward 0.13 ms of host time a call
+    # (H200), a sixth of its kernels' time (bench/NOTES.md, forty-third
+    # session). The gradients made here are dense, so o, lse, dO and any
+    # `out` given complete the signature.
     record = _attention_call(q, k, v, causal, window, sink_tokens, sinks,
                              scale, "backward", deterministic,
                              layouts=(o, lse, do) + tuple(out or ()))
@@ -805,8 +783,6 @@ def attention_backward(q, k, v, o, lse, do, causal, window, sink_tokens,
     learnable = sinks is not None
     if out is not None:
         dq, dk, dv = out
-    elif one_buffer and _is_torch(q):
-        dq, dk, dv = _empty_views(q, (q.shape, k.shape, v.shape), dtype)
     else:
         dq = _empty_like(q, tuple(q.shape), dtype)
         dk = _empty_like(q, tuple(k.shape), dtype)

@@ -27,14 +27,6 @@ def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                                  scale)
 
 
-def _refuse_lse_gradients(dlse):
-    # Checked here, on real values, so compiled graphs need no guard on them.
-    if dlse is not None and bool((dlse != 0).any()):
-        raise NotImplementedError(
-            "fa.attention: gradients through lse are not supported; use "
-            "return_lse only for values, or detach lse")
-
-
 def _backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               o: torch.Tensor, lse: torch.Tensor, do: torch.Tensor,
               dlse: Optional[torch.Tensor],
@@ -43,7 +35,11 @@ def _backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               scale: Optional[float], deterministic: bool
               ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor,
                          torch.Tensor]:
-    _refuse_lse_gradients(dlse)
+    # Checked here, on real values, so compiled graphs need no guard on them.
+    if dlse is not None and bool((dlse != 0).any()):
+        raise NotImplementedError(
+            "fa.attention: gradients through lse are not supported; use "
+            "return_lse only for values, or detach lse")
     dq, dk, dv, dsinks = api.attention_backward(
         q, k, v, o, lse, do, causal, window, sink_tokens, sinks, scale,
         deterministic)
@@ -121,18 +117,7 @@ class _EagerAttention(torch.autograd.Function):
     @staticmethod
     @once_differentiable  # like the op: no gradient of the backward
     def backward(ctx, do, dlse):
-        return *_gradients(_eager_backward, ctx, do, dlse), None
-
-
-def _eager_backward(q, k, v, o, lse, do, dlse, sinks, causal, window,
-                    sink_tokens, scale, deterministic):
-    """_backward for _EagerAttention: its gradients may share one
-    allocation (the op's outputs may not alias), and a missing dsinks
-    stays None."""
-    _refuse_lse_gradients(dlse)
-    return api.attention_backward(q, k, v, o, lse, do, causal, window,
-                                  sink_tokens, sinks, scale, deterministic,
-                                  one_buffer=True)
+        return *_gradients(_backward, ctx, do, dlse), None
 
 
 # torch's switches for modes and transforms, looked up once; where one is
