@@ -6,7 +6,7 @@
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_summary $S
-device_retune full:80,full:96 ${1:-220}
+device_retune ${CASES:-full:80,full:96} ${1:-220}
 cp "$OUT/t/TunedConfigs.inc" "$OUT/TunedConfigs.inc" 2>/dev/null
 echo "done ${SECONDS}s" >> $S
 cat $S
