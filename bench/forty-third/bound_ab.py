@@ -10,7 +10,6 @@ import statistics
 
 import torch
 
-import fa
 from fa import api
 
 import bwd_host
@@ -27,21 +26,8 @@ def unbound_launch(self, name, entry, tensors):
 def main():
     print(torch.cuda.get_device_name())
     for name, b, hq, hkv, s, d, causal, window, learnable in CASES:
-        torch.manual_seed(0)
-        q = torch.randn(b, hq, s, d, device="cuda", dtype=torch.bfloat16,
-                        requires_grad=True)
-        k, v = (torch.randn(b, hkv, s, d, device="cuda",
-                            dtype=torch.bfloat16, requires_grad=True)
-                for _ in range(2))
-        sinks = (torch.randn(hq, device="cuda", requires_grad=True)
-                 if learnable else None)
-        inputs = [t for t in (q, k, v, sinks) if t is not None]
-        out = fa.attention(q, k, v, causal=causal, window=window, sinks=sinks)
-        do = torch.randn_like(out)
-        grad = lambda: torch.autograd.grad(out, inputs, do, retain_graph=True)
-        for _ in range(3):
-            grad()
-        fa.wait_for_compiles()
+        q, k, v, sinks, do, grad = bwd_host.warm_case(
+            b, hq, hkv, s, d, causal, window, learnable)
         qd, kd, vd = q.detach(), k.detach(), v.detach()
         sd = None if sinks is None else sinks.detach()
         o, lse = api.attention_forward(qd, kd, vd, causal, window, 0, sd, None)

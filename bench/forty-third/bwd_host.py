@@ -14,7 +14,6 @@ then CUDA-event ms of a single grad (synchronised before) against the
 kernels' sum (torch.profiler), and cProfile's top entries of grad-1t.
 PYTHONPATH=... python3 bench/forty-third/bwd_host.py"""
 import cProfile
-import collections
 import pstats
 import statistics
 import time
@@ -71,25 +70,33 @@ def kernel_ms(fn, calls=5):
     return total / calls / 1e3
 
 
+def warm_case(b, hq, hkv, s, d, causal, window, learnable):
+    """bf16 leaves q, k, v (and sinks) of a case, fa.attention's output
+    over them, a random dO and grad() (torch.autograd.grad of the output,
+    graph kept), run until fa's background compiles are done."""
+    torch.manual_seed(0)
+    q = torch.randn(b, hq, s, d, device="cuda", dtype=torch.bfloat16,
+                    requires_grad=True)
+    k, v = (torch.randn(b, hkv, s, d, device="cuda", dtype=torch.bfloat16,
+                        requires_grad=True) for _ in range(2))
+    sinks = (torch.randn(hq, device="cuda", requires_grad=True)
+             if learnable else None)
+    inputs = [t for t in (q, k, v, sinks) if t is not None]
+    out = fa.attention(q, k, v, causal=causal, window=window, sinks=sinks)
+    do = torch.randn_like(out)
+    grad = lambda: torch.autograd.grad(out, inputs, do, retain_graph=True)
+    for _ in range(3):
+        grad()
+    fa.wait_for_compiles()
+    grad()
+    return q, k, v, sinks, do, grad
+
+
 def main():
     print(torch.cuda.get_device_name())
     for name, b, hq, hkv, s, d, causal, window, learnable in CASES:
-        torch.manual_seed(0)
-        q = torch.randn(b, hq, s, d, device="cuda", dtype=torch.bfloat16,
-                        requires_grad=True)
-        k, v = (torch.randn(b, hkv, s, d, device="cuda",
-                            dtype=torch.bfloat16, requires_grad=True)
-                for _ in range(2))
-        sinks = (torch.randn(hq, device="cuda", requires_grad=True)
-                 if learnable else None)
-        inputs = [t for t in (q, k, v, sinks) if t is not None]
-        out = fa.attention(q, k, v, causal=causal, window=window, sinks=sinks)
-        do = torch.randn_like(out)
-        grad = lambda: torch.autograd.grad(out, inputs, do, retain_graph=True)
-        for _ in range(3):
-            grad()
-        fa.wait_for_compiles()
-        grad()
+        q, k, v, sinks, do, grad = warm_case(b, hq, hkv, s, d, causal, window,
+                                             learnable)
         qd, kd, vd = q.detach(), k.detach(), v.detach()
         sd = None if sinks is None else sinks.detach()
         o, lse = api.attention_forward(qd, kd, vd, causal, window, 0, sd, None)

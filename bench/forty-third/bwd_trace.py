@@ -9,7 +9,6 @@ PYTHONPATH=... python3 bench/forty-third/bwd_trace.py"""
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-import fa
 from fa import api
 
 import bwd_host
@@ -17,21 +16,9 @@ import bwd_host
 
 def main():
     print(torch.cuda.get_device_name())
-    b, hq, hkv, s, d = 2, 64, 8, 8192, 64
-    torch.manual_seed(0)
-    q = torch.randn(b, hq, s, d, device="cuda", dtype=torch.bfloat16,
-                    requires_grad=True)
-    k, v = (torch.randn(b, hkv, s, d, device="cuda", dtype=torch.bfloat16,
-                        requires_grad=True) for _ in range(2))
-    sinks = torch.randn(hq, device="cuda", requires_grad=True)
+    q, k, v, sinks, do, grad = bwd_host.warm_case(2, 64, 8, 8192, 64, True,
+                                                  128, True)
     inputs = (q, k, v, sinks)
-    out = fa.attention(q, k, v, causal=True, window=128, sinks=sinks)
-    do = torch.randn_like(out)
-    grad = lambda: torch.autograd.grad(out, inputs, do, retain_graph=True)
-    for _ in range(3):
-        grad()
-    fa.wait_for_compiles()
-    grad()
     qd, kd, vd, sd = (x.detach() for x in inputs)
     o, lse = api.attention_forward(qd, kd, vd, True, 128, 0, sd, None)
     apicall = lambda: api.attention_backward(qd, kd, vd, o, lse, do, True, 128,
