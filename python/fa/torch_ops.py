@@ -80,12 +80,28 @@ def _setup_context(ctx, inputs, output):
     ctx.set_materialize_grads(False)
 
 
+def _kernel_layout(do):
+    """dO itself where the tensor-core kernels take its layout as it is
+    (unit stride on D; each other dim longer than 1 a positive whole
+    number of 16-byte chunks apart), else a dense copy (an expanded
+    gradient's zero strides, say). A gradient that arrives as a view of a
+    [B, S, H, D] buffer, as it does behind flash_attn_func and the Hugging
+    Face integration, is then read in place rather than copied every
+    step."""
+    if do.stride(-1) == 1:
+        item = do.element_size()
+        if all(size == 1 or (stride > 0 and stride * item % 16 == 0)
+               for size, stride in zip(do.shape[:-1], do.stride()[:-1])):
+            return do
+    return do.contiguous()
+
+
 def _gradients(backward, ctx, do, dlse):
     """The inputs' gradients from `backward` (the op or its function)."""
     q, k, v, o, lse, sinks = ctx.saved_tensors
     if do is None:  # only lse was used
         do = torch.zeros_like(o)
-    dq, dk, dv, dsinks = backward(q, k, v, o, lse, do.contiguous(), dlse,
+    dq, dk, dv, dsinks = backward(q, k, v, o, lse, _kernel_layout(do), dlse,
                                   sinks, *ctx.variant)
     return dq, dk, dv, (dsinks if sinks is not None else None), None, None, \
         None, None, None

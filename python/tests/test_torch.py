@@ -913,6 +913,53 @@ def test_repeated_backwards_launch_through_a_bound_call(device):
     fa.clear_cache()
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("expanded", [False, True])
+def test_a_gradient_in_bshd_layout_is_read_in_place(device, expanded):
+    # Behind flash_attn_func and the Hugging Face integration, o's
+    # gradient reaches fa's backward as a [B, H, S, D] view of a
+    # [B, S, H, D] buffer: the backward reads it there, not a dense copy.
+    # An expanded gradient (zero strides, from o.sum()) is copied. Both
+    # give float64's gradients.
+    from fa import api
+    dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    torch.manual_seed(5)
+    make = lambda h: torch.randn(2, 45, h, 64, device=device, dtype=dtype,
+                                 requires_grad=True)
+    q, k, v = make(8), make(2), make(2)
+    sinks = torch.randn(8, device=device, requires_grad=True)
+    leaves = (q, k, v, sinks)
+    variant = dict(causal=True, window=17)
+    bshd = lambda x: x.transpose(1, 2)
+    seen = []
+    real_backward = api.attention_backward
+
+    def spy(*args, **kwargs):
+        seen.append(args[5])  # dO
+        return real_backward(*args, **kwargs)
+    api.attention_backward = spy
+    try:
+        o = bshd(fa.attention(*map(bshd, (q, k, v)), sinks=sinks, **variant))
+        if expanded:
+            g = torch.ones(o.shape, device=device, dtype=dtype)
+            got = torch.autograd.grad(o.sum(), leaves)
+        else:
+            g = torch.randn(o.shape, device=device, dtype=dtype)
+            got = torch.autograd.grad(o, leaves, g)
+    finally:
+        api.attention_backward = real_backward
+    (do,) = seen
+    if expanded:
+        assert do.is_contiguous()
+    else:
+        assert do.data_ptr() == g.data_ptr() and do.stride() == bshd(g).stride()
+    refs = [x.detach().double().requires_grad_() for x in leaves]
+    ref = bshd(reference(*map(bshd, refs[:3]), sinks=refs[3], **variant))
+    want = torch.autograd.grad(ref, refs, g.double())
+    for x, w in zip(got, want):
+        assert rel(x, w) < TOL[dtype]
+
+
 def test_a_forward_needing_gradients_keeps_the_backward_compiled_beside_it():
     # The first forward whose inputs need gradients compiles the backward
     # in the background; once that is done, later forwards find it by
