@@ -40,6 +40,12 @@ constexpr int64_t kPreprocessWarps = 4;
 constexpr int64_t kLanesPerRow = 8;
 constexpr int64_t kRowDotBlockRows = 64;
 
+/// The D kernel's blocks over `rows` rows of a (batch, head).
+Value rowBlockCount(ImplicitLocOpBuilder &b, Value rows) {
+  return arith::CeilDivSIOp::create(
+      b, rows, arith::ConstantIndexOp::create(b, kRowDotBlockRows));
+}
+
 class PreprocessEmitter : public TensorCoreEmitter {
 public:
   PreprocessEmitter(ImplicitLocOpBuilder &b, Type element)
@@ -126,8 +132,7 @@ public:
         });
   }
 
-  /// The D kernel's blocks over `rows` rows of a (batch, head).
-  Value rowBlocks(Value rows) { return ceilDiv(rows, kRowDotBlockRows); }
+  Value rowBlocks(Value rows) { return rowBlockCount(b, rows); }
 
   /// dsinks[h] = -(the sum of `count` terms of head h, `term(head, i)`
   /// giving the i-th): a block per head, each thread striding over the
@@ -277,10 +282,7 @@ void fa::tensor_core::emitScaledCopyKernel(ImplicitLocOpBuilder &b,
 
 Value fa::tensor_core::sinkPartialsPerHead(ImplicitLocOpBuilder &b, Value batch,
                                            Value rows) {
-  return arith::MulIOp::create(
-      b, batch,
-      arith::CeilDivSIOp::create(
-          b, rows, arith::ConstantIndexOp::create(b, kRowDotBlockRows)));
+  return arith::MulIOp::create(b, batch, rowBlockCount(b, rows));
 }
 
 void fa::tensor_core::emitSinkPartialsSumKernel(ImplicitLocOpBuilder &b,

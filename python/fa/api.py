@@ -439,8 +439,7 @@ def _attention_call(q, k, v, causal, window, sink_tokens, sinks, scale,
     call's other tensors, whose layouts its signature then holds too."""
     signature = _call_signature(q, k, v, causal, window, sink_tokens, sinks,
                                 scale, deterministic, entry)
-    signature, known = _known_call(_with_layouts(signature, layouts)
-                                   if layouts else signature)
+    signature, known = _known_call(_with_layouts(signature, layouts))
     if known is not None:
         return known
     dtype = check_attention_args(q, k, v, causal, window, sink_tokens, sinks,
@@ -772,10 +771,11 @@ def attention_backward(q, k, v, o, lse, do, causal, window, sink_tokens,
     (dq, dk, dv) to write, views included, instead of new tensors."""
     # From a signature's second call on, the backward launches through a
     # bound call, as the forward does: Program.run's checks and config
-    # choice cost a gpt-oss window-128 backward 0.13 ms of host time a call
-    # (H200), a sixth of its kernels' time (bench/NOTES.md, forty-third
-    # session). The gradients made here are dense, so o, lse, dO and any
-    # `out` given complete the signature.
+    # choice took 0.13 ms of host time a call at gpt-oss's window-128
+    # backward on the H200's host, and a single call went from 0.979 to
+    # 0.936 ms (bench/NOTES.md, forty-third session). The gradients made
+    # here are dense, so o, lse, dO and any `out` given complete the
+    # signature.
     record = _attention_call(q, k, v, causal, window, sink_tokens, sinks,
                              scale, "backward", deterministic,
                              layouts=(o, lse, do) + tuple(out or ()))
