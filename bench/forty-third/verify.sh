@@ -10,21 +10,16 @@ source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
 device_overlay m bundle/main-overlay.tar.xz || exit 1
-check_line() {
-  local n=$1
-  shift
-  echo "check $*: $(FA_CACHE_DIR=/tmp/c-chk$n FA_AUTOTUNE=0 timeout 200 $R "$@" --target gpu --backward --check 2>&1 | grep -E 'dq=|rror|FAIL|imeout' | sed 's/fwd=.*bwd=/bwd=/' | tr '\n' ' ' | cut -c1-500)" > /tmp/chk$n.txt
-}
-check_line 1 kernels_spec/gpt_oss.mlir --dtype bf16 --shape 2,64,8,1531,1531,64 &
-check_line 2 kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,128 &
-check_line 3 kernels_spec/causal.mlir --dtype bf16 --shape 1,8,8,777,777,64 &
-check_line 4 kernels_spec/mha.mlir --dtype f16 --shape 2,4,4,333,1025,80 &
-check_line 5 kernels_spec/gqa_causal.mlir --dtype bf16 --shape 1,32,8,1000,1000,128 &
-check_line 6 kernels_spec/streaming.mlir --dtype bf16 --shape 2,8,8,1531,1531,64 &
-check_line 7 kernels_spec/swa.mlir --dtype bf16 --shape 1,16,16,3000,3000,96 &
-check_line 8 kernels_spec/causal.mlir --dtype bf16 --shape 1,4,4,1000,1000,256 &
-check_line 9 kernels_spec/causal.mlir --dtype bf16 --shape 1,8,8,777,777,64 --wgmma-persistent=false &
-check_line 10 kernels_spec/mha.mlir --dtype bf16 --shape 3,8,8,555,555,64 &
+device_check_line 1 kernels_spec/gpt_oss.mlir --dtype bf16 --shape 2,64,8,1531,1531,64 &
+device_check_line 2 kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,128 &
+device_check_line 3 kernels_spec/causal.mlir --dtype bf16 --shape 1,8,8,777,777,64 &
+device_check_line 4 kernels_spec/mha.mlir --dtype f16 --shape 2,4,4,333,1025,80 &
+device_check_line 5 kernels_spec/gqa_causal.mlir --dtype bf16 --shape 1,32,8,1000,1000,128 &
+device_check_line 6 kernels_spec/streaming.mlir --dtype bf16 --shape 2,8,8,1531,1531,64 &
+device_check_line 7 kernels_spec/swa.mlir --dtype bf16 --shape 1,16,16,3000,3000,96 &
+device_check_line 8 kernels_spec/causal.mlir --dtype bf16 --shape 1,4,4,1000,1000,256 &
+device_check_line 9 kernels_spec/causal.mlir --dtype bf16 --shape 1,8,8,777,777,64 --wgmma-persistent=false &
+device_check_line 10 kernels_spec/mha.mlir --dtype bf16 --shape 3,8,8,555,555,64 &
 wait
 cat /tmp/chk*.txt >> $S
 echo "checks done (${SECONDS}s)" >> $S

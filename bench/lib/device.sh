@@ -11,6 +11,12 @@
 #                            lines on stdin (8 at once, 150 s each), adds
 #                            its counts and failures to SUMMARY, and gzips
 #                            LOG into $OUT
+#   device_check_line N FA-RUN-ARGS...
+#                            one fa-run --backward --check (bf16 unless
+#                            told, FA_AUTOTUNE=0, 200 s) with R's build and
+#                            a kernel cache of its own: its errors on one
+#                            line in /tmp/chkN.txt (run several with &, then
+#                            wait and cat /tmp/chk*.txt)
 #   device_sanitize SPEC SHAPE [FLAGS...]
 #                            memcheck and racecheck of one fa-run --check,
 #                            a line each in SUMMARY
@@ -141,6 +147,12 @@ device_checks() {
   echo "checks: $(grep -c '^== ' "$log") runs, $(grep -c FAILED "$log") failed (${SECONDS}s)" >> "$DEVICE_SUMMARY"
   grep -E "FAILED|rror" "$log" | head -20 >> "$DEVICE_SUMMARY"
   gzip -c "$log" > "$OUT/$(basename "$log").gz"
+}
+
+device_check_line() {
+  local n=$1
+  shift
+  echo "check $*: $(FA_CACHE_DIR=/tmp/c-chk$n FA_AUTOTUNE=0 timeout 200 "$R" "$@" --target gpu --backward --check 2>&1 | grep -E 'dq=|rror|FAIL|imeout' | sed 's/fwd=.*bwd=/bwd=/' | tr '\n' ' ' | cut -c1-500)" > "/tmp/chk$n.txt"
 }
 
 device_sanitize() {

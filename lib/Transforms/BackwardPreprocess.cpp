@@ -36,9 +36,10 @@ namespace {
 
 /// Warps per block of both kernels.
 constexpr int64_t kPreprocessWarps = 4;
-/// Lanes that share a row of the D kernel, and rows per block.
+/// Lanes that share a row of the D kernel, and rows per block: a block's
+/// dsinks terms make one partial.
 constexpr int64_t kLanesPerRow = 8;
-constexpr int64_t kRowDotBlockRows = 64;
+constexpr int64_t kRowDotBlockRows = kSinkPartialRows;
 
 /// The D kernel's blocks over `rows` rows of a (batch, head).
 Value rowBlockCount(ImplicitLocOpBuilder &b, Value rows) {

@@ -494,10 +494,15 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
 
   /// fa-tile's D loop becomes the fallback of a kernel for operands whose
   /// rows are whole 16-byte chunks; its dsinks loop gives way to a kernel,
-  /// which takes any shape.
-  void specialiseRowReductions(Value o, Value sinks, Value dsinks, Type element,
-                               const GradArgs &args, Operation *rowDotLoop,
-                               Operation *sinkGrad, StringRef prefix) {
+  /// which takes any shape. Where `rowDotInDq` holds at run time, the wgmma
+  /// dQ kernel computes D (and dsinks' partials) instead of the D kernel.
+  /// Returns dsinks' terms (none without learnable sinks), whose partials
+  /// are summed into dsinks and freed at the end of the entry.
+  tensor_core::SinkTerms
+  specialiseRowReductions(Value o, Value sinks, Value dsinks, Type element,
+                          const GradArgs &args, Operation *rowDotLoop,
+                          Operation *sinkGrad, Value rowDotInDq,
+                          StringRef prefix) {
     ImplicitLocOpBuilder b(rowDotLoop->getLoc(), rowDotLoop);
     int64_t chunk = 16 / (element.getIntOrFloatBitWidth() / 8);
     Value d = memref::DimOp::create(b, args.dO, 3);
@@ -532,23 +537,39 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
+      // The D kernel runs where the dQ kernel does not compute D (which
+      // implies `ok`: o and dO suit its tiles).
+      if (rowDotInDq) {
+        Value notInDq = arith::XOrIOp::create(
+            b, rowDotInDq, arith::ConstantIntOp::create(b, b.getI1Type(), 1));
+        b.setInsertionPointToStart(
+            scf::IfOp::create(b, notInDq, /*withElseRegion=*/false)
+                .thenBlock());
+      }
       tensor_core::emitRowDotKernel(b, element, o, args.dO, args.rowDot,
                                     sinkGrad ? &sinkTerms : nullptr,
                                     (prefix + "_row_dot").str());
-      if (sinkGrad)
-        tensor_core::emitSinkPartialsSumKernel(b, sinkTerms.partials, dsinks,
-                                               sinkKernel);
     }
     rowDotLoop->moveBefore(ifOp.elseBlock()->getTerminator());
     if (!sinkGrad)
-      return;
+      return sinkTerms;
     // Where D came from the scalar loop, dsinks walks its rows.
     b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
     tensor_core::emitSinkGradientKernel(b, args.lse, args.rowDot, sinks, dsinks,
                                         sinkKernel + "_rows");
-    b.setInsertionPointAfter(ifOp);
+    // Else the partials are summed once the last kernel that writes them
+    // (the D kernel's, or dQ's after the dK/dV kernel) is queued.
+    b.setInsertionPoint(ifOp->getBlock()->getTerminator());
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(
+          scf::IfOp::create(b, ok, /*withElseRegion=*/false).thenBlock());
+      tensor_core::emitSinkPartialsSumKernel(b, sinkTerms.partials, dsinks,
+                                             sinkKernel);
+    }
     memref::DeallocOp::create(b, sinkTerms.partials);
     sinkGrad->erase();
+    return sinkTerms;
   }
 
   /// The f32 dQ accumulator of the wgmma dK/dV kernels, which add dQ into
@@ -615,8 +636,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     ValueRange a = body.getArguments();
     bool sinks = a.size() == 11;
     unsigned out = sinks ? 7 : 6;
-    GradArgs args{a[0], a[1], a[2], a[4], a[5], a[out], a[out + 1],
-                  a[out + 2], Value()};
+    GradArgs args{a[0],   a[1],       a[2],       a[4],    a[5],
+                  a[out], a[out + 1], a[out + 2], Value(), a[3]};
     Operation *rowDotLoop = nullptr, *dkdv = nullptr, *dq = nullptr,
               *sinkGrad = nullptr;
     for (Operation &op : body) {
@@ -637,9 +658,6 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     if (!args.rowDot || !rowDotLoop || !dkdv || !dq || (sinks && !sinkGrad))
       return; // not fa-tile's backward: leave it scalar
     std::string prefix = fn.getSymName().str();
-    specialiseRowReductions(a[3], sinks ? a[6] : Value(),
-                            sinks ? a[10] : Value(), element, args, rowDotLoop,
-                            sinkGrad, prefix);
     Operation *first = &body.front();
     Value layoutOk =
         layoutCheck(first, element,
@@ -669,58 +687,151 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
         std::end(tensor_core::kMmaSyncBackwardHeadDims));
     std::pair<Operation *, Operation *> dkdvOps = {dkdv, dkdv->getNextNode()};
     std::pair<Operation *, Operation *> dqOps = {dq, dq->getNextNode()};
+    using tensor_core::KernelShape;
+    int64_t groups = tensor_core::kWgmmaBackwardGroups;
+    int64_t warps = 4 * (groups + 1);
+    // With dq-atomics the dK/dV kernel adds dQ into an f32 accumulator
+    // by atomics, and dQ's chain has nothing left to do where it ran.
+    bool atomicDq = dqAtomics && !deterministic;
+    // dQ by atomics where the dK/dV blocks hold whole rows of dS (D up
+    // to 128); D 192 and 256 keep the dQ kernel.
+    auto atomicAt = [&](int64_t headDim) {
+      return atomicDq && tensor_core::wgmmaDkDvWholeRows(headDim);
+    };
+    // `shape` with two streamed stages where its shared bytes
+    // (`sharedBytes(shape)`) fit, else one (D 256).
+    auto withStages = [](KernelShape shape,
+                         auto sharedBytes) -> std::optional<KernelShape> {
+      for (int64_t stages : {2, 1}) {
+        shape.kvStages = stages;
+        if (sharedBytes(shape) <= tensor_core::kHopperSharedBytes)
+          return shape;
+      }
+      return std::nullopt;
+    };
+    auto dkdvPlan = [&](int64_t headDim,
+                        int64_t bytes) -> std::optional<KernelShape> {
+      return withStages(
+          KernelShape{
+              tensor_core::wgmmaDkDvBlockN(headDim), warps,
+              tensor_core::wgmmaDkDvQueryRows(headDim, atomicAt(headDim))},
+          [&](const KernelShape &shape) {
+            return tensor_core::wgmmaSharedBytes(
+                2 * shape.blockN, shape.queryRows, shape.kvStages, headDim,
+                bytes,
+                tensor_core::wgmmaDkDvScratchBytes(shape.blockN,
+                                                   shape.queryRows, headDim,
+                                                   bytes, atomicAt(headDim)));
+          });
+    };
+    auto atomicPlan = [&](int64_t headDim,
+                          int64_t bytes) -> std::optional<KernelShape> {
+      if (!atomicAt(headDim))
+        return std::nullopt;
+      return dkdvPlan(headDim, bytes);
+    };
+    auto persistentDq = [&](int64_t headDim) {
+      return wgmmaPersistent &&
+             headDim <= tensor_core::kWgmmaPersistentDqMaxHeadDim;
+    };
+    // The dQ kernel's shape; `computesRowDot`: with o as a third fixed
+    // tile (and the scratch of dsinks' partials).
+    auto dqPlan = [&](int64_t headDim, int64_t bytes,
+                      bool computesRowDot) -> std::optional<KernelShape> {
+      if (atomicAt(headDim))
+        return std::nullopt;
+      int64_t fixedTiles = computesRowDot ? 3 : 2;
+      int64_t scratch =
+          computesRowDot && sinks ? tensor_core::kWgmmaDqSinkScratchBytes : 0;
+      auto dqBytes = [&](const KernelShape &shape) {
+        return tensor_core::wgmmaSharedBytes(
+            fixedTiles * shape.queryRows, shape.blockN, shape.kvStages, headDim,
+            bytes, scratch, shape.fixedSlots);
+      };
+      std::optional<KernelShape> shape = withStages(
+          KernelShape{tensor_core::wgmmaDqBlockN(headDim), warps, 64 * groups},
+          dqBytes);
+      if (!shape)
+        return std::nullopt;
+      // A persistent block takes a second copy of its fixed tiles where it
+      // fits beside the same stages, as the forward's does of Q.
+      KernelShape twoCopies = *shape;
+      twoCopies.fixedSlots = 2;
+      if (persistentDq(headDim) &&
+          dqBytes(twoCopies) <= tensor_core::kHopperSharedBytes)
+        shape = twoCopies;
+      return withGridSection(*shape);
+    };
+    // Whether the dQ kernel computes D at this head dim, which it then runs
+    // before the dK/dV kernel: its persistent form, where o's tile costs
+    // it neither a stage nor its second copy of the fixed tiles (up to D
+    // 64). The D kernel's pass over o and dO (memory-bound: 70 us of
+    // gpt-oss's window-128 backward on the H200) becomes o's TMA copies
+    // beside the item's Q and dO.
+    auto rowDotInDq = [&](int64_t headDim, int64_t bytes) {
+      if (!useWgmma(element) || !persistentDq(headDim) ||
+          !dkdvPlan(headDim, bytes))
+        return false;
+      std::optional<KernelShape> plain = dqPlan(headDim, bytes, false);
+      std::optional<KernelShape> fused = dqPlan(headDim, bytes, true);
+      return plain && fused && fused->kvStages == plain->kvStages &&
+             fused->fixedSlots == plain->fixedSlots;
+    };
+    int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
+    std::optional<int64_t> staticD = staticHeadDim(d);
+    // o's layout suits TMA (the runtime checks it with the others': a
+    // program without scalar fallback sees only layouts that suit).
+    Value oOk = layoutCheck(first, element, {args.o});
+    Value dqComputesRowDot;
+    for (int64_t headDim : tensor_core::kWgmmaBackwardHeadDims) {
+      if ((staticD && headDim != *staticD) ||
+          !rowDotInDq(headDim, elementBytes))
+        continue;
+      Value here =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, d,
+                                arith::ConstantIndexOp::create(b, headDim));
+      dqComputesRowDot = dqComputesRowDot
+                             ? arith::OrIOp::create(b, dqComputesRowDot, here)
+                             : here;
+    }
+    if (dqComputesRowDot)
+      dqComputesRowDot = arith::AndIOp::create(
+          b, dqComputesRowDot, arith::AndIOp::create(b, layoutOk, oOk));
+    tensor_core::SinkTerms sinkTerms = specialiseRowReductions(
+        args.o, sinks ? a[6] : Value(), sinks ? a[10] : Value(), element, args,
+        rowDotLoop, sinkGrad, dqComputesRowDot, prefix);
     if (useWgmma(element)) {
       // Head dims past the wgmma kernels' go on to the mma.sync chains.
-      using tensor_core::KernelShape;
-      int64_t groups = tensor_core::kWgmmaBackwardGroups;
-      int64_t warps = 4 * (groups + 1);
       auto chain = [](Block *rest, std::pair<Operation *, Operation *> &ops) {
         if (rest)
           ops = {&rest->front(), rest->getTerminator()};
       };
-      // With dq-atomics the dK/dV kernel adds dQ into an f32 accumulator
-      // by atomics, and dQ's chain has nothing left to do where it ran.
-      bool atomicDq = dqAtomics && !deterministic;
-      // dQ by atomics where the dK/dV blocks hold whole rows of dS (D up
-      // to 128); D 192 and 256 keep the dQ kernel.
-      auto atomicAt = [&](int64_t headDim) {
-        return atomicDq && tensor_core::wgmmaDkDvWholeRows(headDim);
-      };
-      // `shape` with two streamed stages where its shared bytes
-      // (`sharedBytes(shape)`) fit, else one (D 256).
-      auto withStages = [](KernelShape shape,
-                           auto sharedBytes) -> std::optional<KernelShape> {
-        for (int64_t stages : {2, 1}) {
-          shape.kvStages = stages;
-          if (sharedBytes(shape) <= tensor_core::kHopperSharedBytes)
-            return shape;
+      // Emits `body` under `condition`, with an else branch where
+      // `fallback` is given; a branch on o's layout alone is marked as the
+      // dispatch's are (kLayoutFallbackAttr).
+      auto onLayout = [&](ImplicitLocOpBuilder &b, Value condition,
+                          llvm::function_ref<void()> then,
+                          llvm::function_ref<void()> fallback) {
+        auto ifOp = scf::IfOp::create(b, condition, bool(fallback));
+        if (fallback && staticD && !scalarFallback)
+          ifOp->setAttr(kLayoutFallbackAttr, b.getUnitAttr());
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        then();
+        if (fallback) {
+          b.setInsertionPointToStart(ifOp.elseBlock());
+          fallback();
         }
-        return std::nullopt;
       };
-      auto dkdvPlan = [&](int64_t headDim,
-                          int64_t bytes) -> std::optional<KernelShape> {
-        return withStages(
-            KernelShape{
-                tensor_core::wgmmaDkDvBlockN(headDim), warps,
-                tensor_core::wgmmaDkDvQueryRows(headDim, atomicAt(headDim))},
-            [&](const KernelShape &shape) {
-              return tensor_core::wgmmaSharedBytes(
-                  2 * shape.blockN, shape.queryRows, shape.kvStages, headDim,
-                  bytes,
-                  tensor_core::wgmmaDkDvScratchBytes(shape.blockN,
-                                                     shape.queryRows, headDim,
-                                                     bytes, atomicAt(headDim)));
-            });
-      };
-      auto atomicPlan = [&](int64_t headDim,
-                            int64_t bytes) -> std::optional<KernelShape> {
-        if (!atomicAt(headDim))
-          return std::nullopt;
-        return dkdvPlan(headDim, bytes);
-      };
-      auto persistentDq = [&](int64_t headDim) {
-        return wgmmaPersistent &&
-               headDim <= tensor_core::kWgmmaPersistentDqMaxHeadDim;
+      auto emitDq = [&](ImplicitLocOpBuilder &b, int64_t headDim,
+                        bool computesRowDot, StringRef name) {
+        std::optional<KernelShape> shape =
+            dqPlan(headDim, elementBytes, computesRowDot);
+        assert(shape && "the dQ kernel's plan");
+        shape->branchedTiles = branchedTiles; // as dispatch sets it
+        tensor_core::emitWgmmaDq(b, element, headDim, *shape, variant, args,
+                                 persistentDq(headDim), computesRowDot,
+                                 sinks ? &sinkTerms : nullptr, name);
       };
       DqAccumulator accum;
       if (atomicDq) {
@@ -733,6 +844,17 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                      tensor_core::kWgmmaBackwardHeadDims, dkdvPlan,
                      [&](ImplicitLocOpBuilder &b, int64_t headDim,
                          const KernelShape &shape, StringRef name) {
+                       // Where dQ computes D, its kernel runs first.
+                       if (rowDotInDq(headDim, elementBytes))
+                         onLayout(
+                             b, oOk,
+                             [&] {
+                               emitDq(b, headDim, /*computesRowDot=*/true,
+                                      (prefix + "_wgmma_dq_row_dot_d" +
+                                       Twine(headDim))
+                                          .str());
+                             },
+                             nullptr);
                        tensor_core::emitWgmmaDkDv(
                            b, element, headDim, shape, variant, args,
                            atomicAt(headDim) ? accum.buffer : Value(), name);
@@ -752,35 +874,19 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
       chain(dispatch(
                 dqOps.first, dqOps.second, layoutOk, d, element,
                 prefix + "_wgmma_dq", tensor_core::kWgmmaBackwardHeadDims,
-                [&](int64_t headDim,
-                    int64_t bytes) -> std::optional<KernelShape> {
-                  if (atomicAt(headDim))
-                    return std::nullopt;
-                  auto dqBytes = [&](const KernelShape &shape) {
-                    return tensor_core::wgmmaSharedBytes(
-                        2 * shape.queryRows, shape.blockN, shape.kvStages,
-                        headDim, bytes, /*scratchBytes=*/0, shape.fixedSlots);
-                  };
-                  std::optional<KernelShape> shape = withStages(
-                      KernelShape{tensor_core::wgmmaDqBlockN(headDim), warps,
-                                  64 * groups},
-                      dqBytes);
-                  if (!shape)
-                    return std::nullopt;
-                  // A persistent block takes a second copy of Q and dO
-                  // where it fits beside the same stages, as the forward's
-                  // does of Q.
-                  KernelShape twoCopies = *shape;
-                  twoCopies.fixedSlots = 2;
-                  if (persistentDq(headDim) &&
-                      dqBytes(twoCopies) <= tensor_core::kHopperSharedBytes)
-                    shape = twoCopies;
-                  return withGridSection(*shape);
+                [&](int64_t headDim, int64_t bytes) {
+                  return dqPlan(headDim, bytes, /*computesRowDot=*/false);
                 },
                 [&](ImplicitLocOpBuilder &b, int64_t headDim,
-                    const KernelShape &shape, StringRef name) {
-                  tensor_core::emitWgmmaDq(b, element, headDim, shape, variant,
-                                           args, persistentDq(headDim), name);
+                    const KernelShape &, StringRef name) {
+                  if (!rowDotInDq(headDim, elementBytes))
+                    return emitDq(b, headDim, /*computesRowDot=*/false, name);
+                  // Ran before the dK/dV kernel where o's layout suits.
+                  onLayout(
+                      b, oOk, [] {},
+                      [&] {
+                        emitDq(b, headDim, /*computesRowDot=*/false, name);
+                      });
                 }),
             dqOps);
     }

@@ -107,9 +107,10 @@ struct SplitKv {
   Value count, partialO, partialLse;
 };
 
-/// Operands of a backward entry the kernels use, and fa-tile's D buffer.
+/// Operands of a backward entry the kernels use, fa-tile's D buffer, and
+/// the forward's output (which only the kernels that compute D read).
 struct GradArgs {
-  Value q, k, v, lse, dO, dq, dk, dv, rowDot;
+  Value q, k, v, lse, dO, dq, dk, dv, rowDot, o;
 };
 
 /// The shared helpers of the tensor-core kernels; each generation derives
@@ -625,8 +626,12 @@ struct SinkTerms {
 };
 void emitRowDotKernel(ImplicitLocOpBuilder &b, Type element, Value o, Value dO,
                       Value rowDot, const SinkTerms *sinkTerms, StringRef name);
-/// The D kernel's blocks a head's rows take: ceil(rows / 64) per batch
-/// entry, times the batch.
+/// Rows per partial of dsinks' terms: the D kernel's blocks' rows, and a
+/// wgmma dQ consumer warpgroup's where that kernel computes D.
+inline constexpr int64_t kSinkPartialRows = 64;
+/// The partials a head's rows take: ceil(rows / kSinkPartialRows) per
+/// batch entry, times the batch; the partial of rows [64 r, 64 r + 64) of
+/// batch entry `bi` is bi * ceil(rows / 64) + r.
 Value sinkPartialsPerHead(ImplicitLocOpBuilder &b, Value batch, Value rows);
 void emitSinkPartialsSumKernel(ImplicitLocOpBuilder &b, Value partials,
                                Value dsinks, StringRef name);
@@ -650,10 +655,15 @@ void emitWgmmaDkDv(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
                    KernelShape shape, const Variant &variant, GradArgs args,
                    Value dqAccum, StringRef name);
 /// The dQ kernel's grid is persistent (a block per SM drawing query blocks,
-/// as the forward's) when `persistent`.
+/// as the forward's) when `persistent`. With `computesRowDot` (persistent
+/// only) it computes D itself, from o (args.o, a third fixed tile) and dO,
+/// rather than reading it, and writes it to args.rowDot for the dK/dV
+/// kernel that then runs after it; given `sinkTerms`, it also writes their
+/// partials, as the D kernel does. The D kernel is then not launched.
 void emitWgmmaDq(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
                  KernelShape shape, const Variant &variant, GradArgs args,
-                 bool persistent, StringRef name);
+                 bool persistent, bool computesRowDot,
+                 const SinkTerms *sinkTerms, StringRef name);
 
 } // namespace fa::tensor_core
 

@@ -30,6 +30,13 @@
 //   S = Q K^T, dP = dO V^T       one group; V is free once it is done
 //   P, dS                        (queryMajorGrads)
 //   dQ += dS K                   A from registers, K read MN-major
+// Where o fits beside them as a third fixed tile (persistent, D 32-96), the
+// dQ kernel computes each block's D = rowsum(dO o) from the shared tiles
+// before its first key tile, writes it (and dsinks' partials) for the
+// dK/dV kernel, and runs first: the D kernel's pass over o and dO (70 us of
+// gpt-oss's window-128 backward on the H200) becomes o's TMA copy beside
+// Q and dO. H200 (bench/NOTES.md, forty-fourth session): that backward
+// +7%, causal D 64 +5%, D 96 +2%.
 //
 // Both scale dK and dQ by the softmax scale once, at the end.
 //
@@ -212,9 +219,12 @@ public:
   /// block per SM taking query blocks in the grid's order as the forward's
   /// blocks do (produceWorkItems), so that the producer copies the next
   /// block's Q, dO and first K/V tiles while the consumers finish this
-  /// one's.
+  /// one's. With `computesRowDot`, o is a third fixed tile and each
+  /// consumer computes its rows' D from it and dO (rowDotOfFixedTiles).
   void emitDq(const Variant &variant, GradArgs args, bool persistent,
-              StringRef name) {
+              bool computesRowDot, const SinkTerms *sinkTerms, StringRef name) {
+    assert((persistent || !computesRowDot) &&
+           "D in the dQ kernel is the persistent form's");
     for (Value *m : {&args.q, &args.k, &args.v, &args.dO, &args.dq})
       *m = withUnitStride(*m);
     // The producer's item loop (four tensor maps, the counter, the item's
@@ -225,15 +235,25 @@ public:
     Value work = mul(tiles, mul(dims.hq, dims.batch));
     Value blocks, counter;
     std::tie(blocks, counter) = workGrid(work, persistent, name);
+    SmallVector<MapOperand, 5> operands = {{args.q, 0, queryRows},
+                                           {args.dO, 3, queryRows},
+                                           {args.k, 1, blockN},
+                                           {args.v, 2, blockN}};
+    SmallVector<int64_t, 3> fixedRows = {queryRows, queryRows};
+    if (computesRowDot) {
+      args.o = withUnitStride(args.o);
+      operands.push_back({args.o, 5, queryRows});
+      fixedRows.push_back(queryRows);
+    }
+    const SinkTerms *partials = computesRowDot ? sinkTerms : nullptr;
     launchWithTensorMaps(
-        {{args.q, 0, queryRows},
-         {args.dO, 3, queryRows},
-         {args.k, 1, blockN},
-         {args.v, 2, blockN}},
-        {blocks, idx(1), idx(1)}, {queryRows, queryRows}, blockN,
-        /*scratchBytes=*/0, name,
+        operands, {blocks, idx(1), idx(1)}, fixedRows, blockN,
+        partials ? kWgmmaDqSinkScratchBytes : 0, name,
         [&](gpu::LaunchOp launch, ArrayRef<Value> maps,
             const SharedLayout &at) {
+          SmallVector<Value, 3> fixedMaps = {maps[0], maps[1]};
+          if (computesRowDot)
+            fixedMaps.push_back(maps[4]);
           // Not persistent, a block runs its own query block alone, without
           // the item loops (which spilled past D 128, where this form runs).
           if (!persistent) {
@@ -242,7 +262,7 @@ public:
                   emitQueryBlockProducer(
                       variant, dims,
                       queryBlock(variant, dims, tiles, launch, queryRows), at,
-                      {maps[0], maps[1]}, {maps[2], maps[3]});
+                      fixedMaps, {maps[2], maps[3]});
                 },
                 [&] {
                   Value group = enterConsumer();
@@ -250,7 +270,7 @@ public:
                   emitDqConsumer(
                       variant, args, dims, tiles, group,
                       WorkItem{launch.getBlockIds().x, idx(0), idx(0)}, at,
-                      /*freesFixed=*/false);
+                      /*freesFixed=*/false, /*computesRowDot=*/false, nullptr);
                 });
             return;
           }
@@ -263,8 +283,8 @@ public:
                             variant, dims,
                             queryBlock(variant, dims, tiles, item.linear,
                                        queryRows),
-                            at, {maps[0], maps[1]}, {maps[2], maps[3]},
-                            item.firstTile, fixedSlotOf(item.round).first);
+                            at, fixedMaps, {maps[2], maps[3]}, item.firstTile,
+                            fixedSlotOf(item.round).first);
                       });
                 });
               },
@@ -272,7 +292,8 @@ public:
                 Value group = enterConsumer();
                 consumeWorkItems(at, work, [&](const WorkItem &item) {
                   return emitDqConsumer(variant, args, dims, tiles, group, item,
-                                        at, /*freesFixed=*/true);
+                                        at, /*freesFixed=*/true, computesRowDot,
+                                        partials);
                 });
               });
         });
@@ -283,16 +304,30 @@ public:
 private:
   /// A dQ consumer warpgroup on work item `item`: its 64 rows of the query
   /// block over every key tile as it lands. Returns the item's key tiles;
-  /// with `freesFixed`, arrives on fixedFree once Q and dO are read.
+  /// with `freesFixed`, arrives on fixedFree once Q and dO are read. With
+  /// `computesRowDot` its rows' D comes from the fixed o and dO tiles, and
+  /// goes to args.rowDot (and, given `sinkTerms`, their partial).
   Value emitDqConsumer(const Variant &variant, const GradArgs &args,
                        const Dims &dims, Value tiles, Value group,
                        const WorkItem &item, const SharedLayout &at,
-                       bool freesFixed) {
+                       bool freesFixed, bool computesRowDot,
+                       const SinkTerms *sinkTerms) {
     QueryBlock block = queryBlock(variant, dims, tiles, item.linear, queryRows);
     Value scale = scoreScale(variant, idx(headDim));
     Value scaleLog2 = toBase2(scale);
-    LaneRowStatistics stats =
-        laneRowStatistics(args, dims, block.head, block.rowOf);
+    LaneRowStatistics stats;
+    if (computesRowDot) {
+      Value lastRow = sub(dims.sq, idx(1));
+      for (int64_t r = 0; r < 2; ++r)
+        stats.lse2[r] = toBase2(memref::LoadOp::create(
+            b, args.lse,
+            ValueRange{batchIdx, block.head, min(block.rowOf[r], lastRow)}));
+      stats.rowDot =
+          rowDotOfFixedTiles(at, fixedSlotOf(item.round).first, group);
+      writeRowDot(args, dims, block, group, item.round, stats, at, sinkTerms);
+    } else {
+      stats = laneRowStatistics(args, dims, block.head, block.rowOf);
+    }
     Value dq = zeroState();
     // This warpgroup's rows of the item's copy of Q and dO (fixedSlotOf,
     // made where used).
@@ -333,6 +368,126 @@ private:
       arriveOn(fixedFree(at, fixedSlotOf(item.round).first));
     storeRows(dq, {scale, scale}, args.dq, block.head, block.rowOf, dims.sq);
     return total;
+  }
+
+  /// D = rowsum(dO o) of this lane's two rows (as laneRows numbers them)
+  /// of the item's fixed dO (1) and o (2) tiles, copy `slot`: the quad's
+  /// lanes take 16-byte chunks t, t + 4, ... of both rows and sum them in
+  /// f32, then the quad's sums join (quadReduce), so that each lane of the
+  /// quad holds both rows' D. The D kernel's reads of o and dO (bound by
+  /// memory: 70 us of gpt-oss's window-128 backward on the H200) become
+  /// TMA copies beside the item's Q and dO.
+  std::array<Value, 2> rowDotOfFixedTiles(const SharedLayout &at, Value slot,
+                                          Value group) {
+    assert(elementBytes() == 2 && "wgmma tiles hold 16-bit elements");
+    int64_t chunks = headDim * elementBytes() / 16;
+    int64_t perSegment = segmentBytes / 16;
+    auto chunkType = VectorType::get({16 / elementBytes()}, element);
+    std::array<Value, 2> tileRows;
+    for (int64_t tile : {1, 2})
+      tileRows[tile - 1] =
+          rowAt(fixedAt(at, tile, slot), mul(group, idx(kGroupRows)));
+    std::array<Value, 2> sums;
+    for (int64_t r = 0; r < 2; ++r) {
+      Value row = add(add(mul(remi(warp, 4), idx(16)), quadRank), idx(8 * r));
+      Value sum = flt(0.0);
+      for (int64_t first = 0; first < chunks; first += 4) {
+        Value chunk = add(quadTid, idx(first));
+        Value inRange;
+        if (first + 4 > chunks) { // the last chunks: not every lane has one
+          inRange = cmp(arith::CmpIPredicate::ult, chunk, idx(chunks));
+          chunk = min(chunk, idx(chunks - 1));
+        }
+        Value offset =
+            add(mul(divi(chunk, perSegment), idx(queryRows * segmentBytes)),
+                swizzledAt(row, remi(chunk, perSegment), segmentBytes));
+        std::array<Value, 2> loaded;
+        for (int64_t i = 0; i < 2; ++i)
+          loaded[i] = LLVM::LoadOp::create(
+              b, chunkType, sharedPointer(add(tileRows[i], offset)),
+              /*alignment=*/16);
+        Value part = flt(0.0);
+        for (int64_t e = 0; e < chunkType.getNumElements(); ++e) {
+          auto widened = [&](Value v) {
+            Value narrow = vector::ExtractOp::create(b, v, e);
+            return arith::ExtFOp::create(b, b.getF32Type(), narrow);
+          };
+          part = math::FmaOp::create(b, widened(loaded[0]), widened(loaded[1]),
+                                     part);
+        }
+        sum = fadd(sum, inRange ? select(inRange, part, flt(0.0)) : part);
+      }
+      sums[r] = quadReduce(sum, [&](Value x, Value y) { return fadd(x, y); });
+    }
+    return sums;
+  }
+
+  /// Writes the D of this lane's rows (stats.rowDot, rowDotOfFixedTiles's)
+  /// to args.rowDot, from the quad's first lane, for the dK/dV kernel that
+  /// runs after this one. Given `sinkTerms`, also the partial of dsinks'
+  /// terms exp(sink - lse) D over the warpgroup's 64 rows, as the D
+  /// kernel's block of those rows would write it: each warp's by shuffles,
+  /// then the four in order by the warpgroup's first thread, through the
+  /// item's buffer in shared memory (the round's parity picks it: a warp
+  /// that runs ahead writes the next item's into the other).
+  void writeRowDot(const GradArgs &args, const Dims &dims,
+                   const QueryBlock &block, Value group, Value round,
+                   const LaneRowStatistics &stats, const SharedLayout &at,
+                   const SinkTerms *sinkTerms) {
+    Value first = cmp(arith::CmpIPredicate::eq, quadTid, idx(0));
+    std::array<Value, 2> owner;
+    for (int64_t r = 0; r < 2; ++r) {
+      owner[r] = arith::AndIOp::create(
+          b, first, cmp(arith::CmpIPredicate::slt, block.rowOf[r], dims.sq));
+      auto store = scf::IfOp::create(b, owner[r], false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(store.thenBlock());
+      memref::StoreOp::create(b, stats.rowDot[r], args.rowDot,
+                              ValueRange{batchIdx, block.head, block.rowOf[r]});
+    }
+    if (!sinkTerms)
+      return;
+    Value sink2 =
+        toBase2(memref::LoadOp::create(b, sinkTerms->sinks, block.head));
+    Value terms = flt(0.0);
+    for (int64_t r = 0; r < 2; ++r)
+      terms = fadd(
+          terms, select(owner[r],
+                        fmul(exp2(fsub(sink2, stats.lse2[r])), stats.rowDot[r]),
+                        flt(0.0)));
+    Value warpSum =
+        laneReduce(terms, 32, [&](Value x, Value y) { return fadd(x, y); });
+    constexpr int64_t kWarps = kGroupRows / 16;
+    Value buffer =
+        add(scratchAt(at),
+            mul(add(mul(group, idx(2)), remi(round, 2)), idx(kWarps * 4)));
+    {
+      auto laneZero = scf::IfOp::create(
+          b, cmp(arith::CmpIPredicate::eq, lane, idx(0)), false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(laneZero.thenBlock());
+      LLVM::StoreOp::create(
+          b, warpSum,
+          sharedPointer(add(buffer, mul(remi(warp, kWarps), idx(4)))));
+    }
+    namedBarrier(add(idx(kGroupBarriers), group), 128);
+    Value groupRow0 = add(block.m0, mul(group, idx(kGroupRows)));
+    onGroupLeader([&] {
+      auto inRange = scf::IfOp::create(
+          b, cmp(arith::CmpIPredicate::slt, groupRow0, dims.sq), false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(inRange.thenBlock());
+      Value total = flt(0.0);
+      for (int64_t w = 0; w < kWarps; ++w)
+        total = fadd(
+            total, LLVM::LoadOp::create(b, b.getF32Type(),
+                                        sharedPointer(add(buffer, idx(4 * w))))
+                       .getResult());
+      Value partial = add(mul(batchIdx, ceilDiv(dims.sq, kSinkPartialRows)),
+                          divi(groupRow0, idx(kSinkPartialRows)));
+      memref::StoreOp::create(b, total, sinkTerms->partials,
+                              ValueRange{block.head, partial});
+    });
   }
 
   /// Whether the block's consumers share its 64 keys, each accumulating
@@ -700,7 +855,8 @@ void fa::tensor_core::emitWgmmaDkDv(ImplicitLocOpBuilder &b, Type element,
 void fa::tensor_core::emitWgmmaDq(ImplicitLocOpBuilder &b, Type element,
                                   int64_t headDim, KernelShape shape,
                                   const Variant &variant, GradArgs args,
-                                  bool persistent, StringRef name) {
+                                  bool persistent, bool computesRowDot,
+                                  const SinkTerms *sinkTerms, StringRef name) {
   WgmmaBackwardEmitter(b, element, headDim, shape)
-      .emitDq(variant, args, persistent, name);
+      .emitDq(variant, args, persistent, computesRowDot, sinkTerms, name);
 }

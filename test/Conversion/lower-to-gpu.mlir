@@ -20,28 +20,28 @@
 // (a fallback loop beside it for layouts it does not take) and the dsinks
 // kernels are fa-gpu-tensor-core's; they replace scalar loops. The D
 // kernel sums dsinks' terms per block into a workspace of partials, which
-// the dsinks kernel sums per head; beside the fallback loop, a dsinks
-// kernel walks D's rows.
+// the dsinks kernel sums per head once the last kernel that writes them
+// is queued; beside the fallback loop, a dsinks kernel walks D's rows.
 // CHECK: llvm.call @mgpuMemAlloc
 // CHECK: llvm.call @mgpuMemAlloc
 // CHECK: gpu.launch_func @gqa_backward_row_dot::@gqa_backward_row_dot
-// CHECK: gpu.launch_func @gqa_backward_dsinks::@gqa_backward_dsinks
 // CHECK: gpu.launch_func @gqa_backward_kernel::@gqa_backward_kernel
 // CHECK: gpu.launch_func @gqa_backward_dsinks_rows::@gqa_backward_dsinks_rows
+// CHECK: gpu.launch_func @gqa_backward_dsinks::@gqa_backward_dsinks
 // CHECK: llvm.call @mgpuMemFree
 // CHECK: gpu.binary @gqa_backward_row_dot
 // CHECK-SAME: ld.global.v4.b32
 // CHECK-SAME: shfl.sync.bfly.b32
 // CHECK-SAME: ex2.approx
 // CHECK-SAME: bar.sync
-// CHECK: gpu.binary @gqa_backward_dsinks
-// CHECK-SAME: shfl.sync.bfly.b32
-// CHECK-SAME: bar.sync
 // CHECK: gpu.binary @gqa_backward_kernel
 // CHECK: gpu.binary @gqa_backward_dsinks_rows
 // CHECK-SAME: ex2.approx
 // CHECK: gpu.binary @gqa_backward_kernel_0
 // CHECK: gpu.binary @gqa_backward_kernel_1
+// CHECK: gpu.binary @gqa_backward_dsinks
+// CHECK-SAME: shfl.sync.bfly.b32
+// CHECK-SAME: bar.sync
 // SM80: .target sm_80
 fa.kernel @gqa {
   func.func @forward(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>, %s: tensor<8xf32>) -> (tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>) {

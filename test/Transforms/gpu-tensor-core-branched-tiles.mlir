@@ -25,20 +25,20 @@
 // CHECK-NOT: "keys.masked"
 // CHECK-NOT: "keys.unmasked"
 // The mma.sync forward (D 64 under a short window) likewise; and the wgmma
-// backward: its dK/dV kernel over query tiles, branching P^T and dS^T
-// (128 values a lane: 128-row query tiles up to D 64), its dQ kernel over
-// key tiles, P and dS (128).
+// backward: its dQ kernel (which computes D at D 64, and runs first) over
+// key tiles, P and dS (128 values a lane), its dK/dV kernel over query
+// tiles, branching P^T and dS^T (128: 128-row query tiles up to D 64).
 // CHECK-LABEL: func.func @gpt_forward(
 // CHECK: gpu.launch {{.*}} module(@gpt_forward_mma_d64)
 // CHECK: scf.if %{{.*}} -> (f32,
 // CHECK: } {fa.tiles = "keys.branched"}
 // CHECK-LABEL: func.func @gpt_backward(
+// CHECK: gpu.launch {{.*}} module(@gpt_backward_wgmma_dq_row_dot_d64)
+// CHECK: scf.if %{{[0-9]+}} -> ({{(f32, ){127}f32}})
+// CHECK: } {fa.tiles = "keys.branched"}
 // CHECK: gpu.launch {{.*}} module(@gpt_backward_wgmma_dk_dv_d64)
 // CHECK: scf.if %{{[0-9]+}} -> ({{(f32, ){127}f32}})
 // CHECK: } {fa.tiles = "queries.branched"}
-// CHECK: gpu.launch {{.*}} module(@gpt_backward_wgmma_dq_d64)
-// CHECK: scf.if %{{[0-9]+}} -> ({{(f32, ){127}f32}})
-// CHECK: } {fa.tiles = "keys.branched"}
 // CHECK-NOT: .masked"
 
 // By default, two loops per phase: where a phase starts inside (the sink

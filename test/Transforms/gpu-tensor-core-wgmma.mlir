@@ -300,12 +300,24 @@
 // By default (and with `deterministic`, whatever dq-atomics says) the dK/dV
 // kernel leaves dQ to a kernel of its own, which takes Q and dO once and
 // streams K and V.
+// Up to D 96 that kernel also computes D, from o as a third fixed tile
+// (its tensor map, operand 5): each lane reads 16-byte chunks of its rows
+// of o and dO, the quad's sums join by shuffles, and the quad's first lane
+// stores the row's D. It runs before the dK/dV kernel, which reads D.
 // DQKERNEL-LABEL: func.func @gqa_backward(
+// DQKERNEL: func.call @faTensorMapEncode({{.*}}, %c5_i64, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c128_i64
+// DQKERNEL: module(@gqa_backward_wgmma_dq_row_dot_d32)
+// DQKERNEL-COUNT-2: llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<8xbf16>
+// DQKERNEL: gpu.shuffle  xor {{.*}}, %c1_i32
+// DQKERNEL: gpu.shuffle  xor {{.*}}, %c2_i32
+// DQKERNEL: memref.store {{.*}} : memref<?x?x?xf32>
 // DQKERNEL: dynamic_shared_memory_size %c54360_i32 module(@gqa_backward_wgmma_dk_dv_d32)
 // Up to D 64 its query tiles are 128 rows (two Q/dO stages of 8 KiB each
 // at D 32): S^T = K Q^T is n 128.
 // DQKERNEL: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
 // DQKERNEL-NOT: memref.atomic_rmw
+// DQKERNEL: module(@gqa_backward_wgmma_dq_row_dot_d64_schedule)
+// The dQ kernel that reads D stays for an o whose layout TMA refuses.
 // DQKERNEL: func.call @faTensorMapEncode({{.*}}, %c0_i64, %c2_i64, %c64_i64, %c32_i64, %c128_i64,
 // DQKERNEL: module(@gqa_backward_wgmma_dq_d32)
 // DQKERNEL-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>

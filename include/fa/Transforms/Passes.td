@@ -133,7 +133,11 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     dim, and dQ always from its own kernel. dQ comes from a kernel of its
     own, with one owner per element and the same bits from run to run:
     blocks of 128 rows hold Q and dO and stream K and V over the forward's
-    key tiles (`<entry>_wgmma_dq_d<D>`). With `dq-atomics` (and not
+    key tiles (`<entry>_wgmma_dq_d<D>`). Where its grid is persistent
+    and o fits as a third fixed tile without costing a stage or the second
+    copy (D 32-96), the dQ kernel also computes D = rowsum(dO * o) and
+    dsinks' partials, and runs before the dK/dV kernel, in place of the D
+    kernel (`<entry>_wgmma_dq_row_dot_d<D>`). With `dq-atomics` (and not
     `deterministic`) the dK/dV kernel computes dQ instead: both consumers
     put their dS^T tile in shared memory, each multiplies it by half of K's
     columns on wgmma, puts the f32 product in a shared tile and has TMA add

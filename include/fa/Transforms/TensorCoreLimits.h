@@ -237,6 +237,13 @@ inline constexpr int64_t wgmmaDqBlockN(int64_t headDim) {
   return headDim <= 64 ? 128 : headDim <= 192 ? 64 : 32;
 }
 
+/// Where the wgmma dQ kernel computes D (o a third fixed tile beside Q and
+/// dO) and learnable sinks need dsinks' partials, its scratch bytes: per
+/// consumer warpgroup two buffers (an item's, the next item's) of its four
+/// warps' sums.
+inline constexpr int64_t kWgmmaDqSinkScratchBytes =
+    kWgmmaBackwardGroups * 2 * 4 * 4;
+
 /// The wgmma forward's registers per thread after setmaxnreg, by consumer
 /// warpgroups: the producer warpgroup, which only issues TMA copies, gives
 /// back all but few; the consumers take the rest of the 64K register file.
