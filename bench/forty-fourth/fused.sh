@@ -48,7 +48,7 @@ device_build_tflops h causal 2,16,16,8192,8192,96 --backward
 device_build_tflops a causal 2,16,16,8192,8192,96 --backward
 echo "ab done (${SECONDS}s)" >> $S
 device_python /tmp/py.log || exit 1
-( PYTHONPATH=$PY_DIR FA_CACHE_DIR=/tmp/fa-pycache timeout 150 python3 -m pytest -q -p no:cacheprovider python/tests/test_torch.py -k "gradient_in_bshd or repeated_backwards or bshd_views or deterministic or sink" 2>&1 | tail -4 ) >> $S
+device_torch_tests 150 "gradient_in_bshd or repeated_backwards or bshd_views or deterministic or sink"
 device_bench variants 120 --variants gpt-oss-full,gpt-oss-window-128 --seqs 8192 --head-dims 64 --impls fa,flex --reps 20
 echo "done ${SECONDS}s" >> $S
 cat $S

@@ -10,7 +10,7 @@ FA_CACHE_DIR=/tmp/c-odd FA_AUTOTUNE=0 timeout 150 $R kernels_spec/gpt_oss.mlir -
 echo "odd rc=$? (${SECONDS}s)" >> $S
 tail -c 1500 /tmp/odd.log >> $S
 device_python /tmp/py.log || exit 1
-( PYTHONPATH=$PY_DIR FA_CACHE_DIR=/tmp/fa-pycache timeout 150 python3 -m pytest -q -x -p no:cacheprovider python/tests/test_torch.py -k "gradient_in_bshd or repeated_backwards or bshd_views or deterministic or sink" 2>&1 | tail -4 ) >> $S
+device_torch_tests 150 "gradient_in_bshd or repeated_backwards or bshd_views or deterministic or sink"
 echo "pytest done (${SECONDS}s)" >> $S
 device_bench variants 100 --variants gpt-oss-full,gpt-oss-window-128 --seqs 8192 --head-dims 64 --impls fa,flex --reps 20
 for v in h a; do

@@ -6,7 +6,7 @@ source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
 device_python /tmp/py.log || exit 1
-( PYTHONPATH=$PY_DIR FA_CACHE_DIR=/tmp/fa-pycache timeout 240 python3 -m pytest -q -p no:cacheprovider python/tests/test_torch.py -k "bound or repeated or against_float64 or deterministic or sink or grad" 2>&1 | tail -3 ) >> $S
+device_torch_tests 240 "bound or repeated or against_float64 or deterministic or sink or grad"
 echo "tests done ${SECONDS}s" >> $S
 device_bench variants 200 --variants gpt-oss-full,gpt-oss-window-128 \
   --seqs 8192 --head-dims 64 --impls fa,flex --reps 20

@@ -6,6 +6,6 @@ source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
 device_python /tmp/py.log || exit 1
-( PYTHONPATH=$PY_DIR FA_CACHE_DIR=/tmp/fa-pycache timeout 110 python3 -m pytest -q -p no:cacheprovider python/tests/test_torch.py -k "gradient_in_bshd or repeated_backwards or bshd_views" 2>&1 | tail -15 ) >> $S
+device_torch_tests 110 "gradient_in_bshd or repeated_backwards or bshd_views"
 echo "done ${SECONDS}s" >> $S
 cat $S

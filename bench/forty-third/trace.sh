@@ -9,6 +9,6 @@ cd bench/forty-third
 PYTHONPATH=$PY_DIR FA_CACHE_DIR=/tmp/c-py timeout 300 python3 bwd_trace.py > $OUT/bwd-trace.log 2>&1
 cd ../..
 grep -v -i warn $OUT/bwd-trace.log | head -120 >> $S
-( PYTHONPATH=$PY_DIR FA_CACHE_DIR=/tmp/fa-pycache timeout 200 python3 -m pytest -q -p no:cacheprovider python/tests/test_torch.py -k "bound or repeated or deterministic" 2>&1 | tail -3 ) >> $S
+device_torch_tests 200 "bound or repeated or deterministic"
 echo "done ${SECONDS}s" >> $S
 cat $S

@@ -17,6 +17,10 @@
 #                            a kernel cache of its own: its errors on one
 #                            line in /tmp/chkN.txt (run several with &, then
 #                            wait and cat /tmp/chk*.txt)
+#   device_torch_tests LIMIT EXPR
+#                            python/tests/test_torch.py -k EXPR on
+#                            device_python's package (stopped after LIMIT
+#                            s): its last lines in SUMMARY
 #   device_sanitize SPEC SHAPE [FLAGS...]
 #                            memcheck and racecheck of one fa-run --check,
 #                            a line each in SUMMARY
@@ -153,6 +157,11 @@ device_check_line() {
   local n=$1
   shift
   echo "check $*: $(FA_CACHE_DIR=/tmp/c-chk$n FA_AUTOTUNE=0 timeout 200 "$R" "$@" --target gpu --backward --check 2>&1 | grep -E 'dq=|rror|FAIL|imeout' | sed 's/fwd=.*bwd=/bwd=/' | tr '\n' ' ' | cut -c1-500)" > "/tmp/chk$n.txt"
+}
+
+device_torch_tests() {
+  ( PYTHONPATH=$PY_DIR FA_CACHE_DIR=/tmp/fa-pycache timeout "$1" python3 -m pytest -q -p no:cacheprovider \
+      python/tests/test_torch.py -k "$2" 2>&1 | tail -4 ) >> "$DEVICE_SUMMARY"
 }
 
 device_sanitize() {

@@ -54,6 +54,9 @@ public:
                           KernelShape{/*blockN=*/16, kPreprocessWarps},
                           /*allowTf32=*/false) {}
 
+  // The per-head kernel's rows form takes them from outside.
+  using TensorCoreEmitter::sinkLogit2;
+
   void emitRowDot(Value o, Value dO, Value rowDot, const SinkTerms *sinkTerms,
                   StringRef name) {
     o = withUnitStride(o);
@@ -64,7 +67,7 @@ public:
     if (sinkTerms)
       workgroup.push_back(warpSumsType());
     launchBlocks(
-        {rowBlocks(rows), dim(dO, 1), dim(dO, 0)}, /*dynamicBytes=*/0,
+        {rowBlockCount(b, rows), dim(dO, 1), dim(dO, 0)}, /*dynamicBytes=*/0,
         workgroup, name, [&](gpu::LaunchOp launch) {
           constexpr int64_t rowsPerPass = 32 * kPreprocessWarps / kLanesPerRow;
           Value head = blockCoord[1];
@@ -115,25 +118,24 @@ public:
             // The row's owner weighs its D; the rows of each pass join in
             // order.
             if (sinkTerms)
-              weighted = fadd(weighted, arith::SelectOp::create(
-                                            b, owner,
-                                            sinkTerm(sink2, sinkTerms->lse,
-                                                     batchIdx, head, at, sum),
-                                            flt(0.0)));
+              weighted = fadd(
+                  weighted,
+                  arith::SelectOp::create(b, owner,
+                                          rowSinkTerm(sink2, sinkTerms->lse,
+                                                      batchIdx, head, at, sum),
+                                          flt(0.0)));
           }
           if (!sinkTerms)
             return;
           blockSum(weighted, launch.getWorkgroupAttributions().front(),
                    [&](Value total) {
                      Value block =
-                         add(mul(batchIdx, rowBlocks(rows)), blockCoord[0]);
+                         sinkPartialIndex(b, batchIdx, rows, blockCoord[0]);
                      memref::StoreOp::create(b, total, sinkTerms->partials,
                                              ValueRange{head, block});
                    });
         });
   }
-
-  Value rowBlocks(Value rows) { return rowBlockCount(b, rows); }
 
   /// dsinks[h] = -(the sum of `count` terms of head h, `term(head, i)`
   /// giving the i-th): a block per head, each thread striding over the
@@ -162,17 +164,12 @@ public:
         });
   }
 
-  /// log2(e) times sinks[head], in f32.
-  Value sinkLogit2(Value sinks, Value head) {
-    return toBase2(toF32(memref::LoadOp::create(b, sinks, head)));
-  }
-  /// exp(sink - lse[bi, head, row]) * d, with the sink as sinkLogit2 gives
-  /// it.
-  Value sinkTerm(Value sink2, Value lse, Value bi, Value head, Value row,
-                 Value d) {
-    Value lse2 =
-        toBase2(memref::LoadOp::create(b, lse, ValueRange{bi, head, row}));
-    return fmul(exp2(fsub(sink2, lse2)), d);
+  /// sinkTerm of row [bi, head, row], its lse loaded from `lse`.
+  Value rowSinkTerm(Value sink2, Value lse, Value bi, Value head, Value row,
+                    Value d) {
+    return sinkTerm(
+        sink2,
+        toBase2(memref::LoadOp::create(b, lse, ValueRange{bi, head, row})), d);
   }
 
   /// Zeroes the [batch, head, row, D] f32 buffer `accum` (identity layout,
@@ -256,9 +253,6 @@ private:
   Value extract(Value vector, int64_t e) {
     return vector::ExtractOp::create(b, vector, e);
   }
-  Value toF32(Value x) {
-    return x.getType().isF32() ? x : arith::ExtFOp::create(b, acc, x);
-  }
 };
 
 } // namespace
@@ -286,6 +280,12 @@ Value fa::tensor_core::sinkPartialsPerHead(ImplicitLocOpBuilder &b, Value batch,
   return arith::MulIOp::create(b, batch, rowBlockCount(b, rows));
 }
 
+Value fa::tensor_core::sinkPartialIndex(ImplicitLocOpBuilder &b, Value batch,
+                                        Value rows, Value rowBlock) {
+  return arith::AddIOp::create(
+      b, arith::MulIOp::create(b, batch, rowBlockCount(b, rows)), rowBlock);
+}
+
 void fa::tensor_core::emitSinkPartialsSumKernel(ImplicitLocOpBuilder &b,
                                                 Value partials, Value dsinks,
                                                 StringRef name) {
@@ -311,6 +311,6 @@ void fa::tensor_core::emitSinkGradientKernel(ImplicitLocOpBuilder &b, Value lse,
         Value bi = arith::DivUIOp::create(b, i, rows);
         Value row = arith::RemUIOp::create(b, i, rows);
         Value d = memref::LoadOp::create(b, rowDot, ValueRange{bi, head, row});
-        return e.sinkTerm(e.sinkLogit2(sinks, head), lse, bi, head, row, d);
+        return e.rowSinkTerm(e.sinkLogit2(sinks, head), lse, bi, head, row, d);
       });
 }

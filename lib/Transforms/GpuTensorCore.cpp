@@ -824,12 +824,9 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
         }
       };
       auto emitDq = [&](ImplicitLocOpBuilder &b, int64_t headDim,
-                        bool computesRowDot, StringRef name) {
-        std::optional<KernelShape> shape =
-            dqPlan(headDim, elementBytes, computesRowDot);
-        assert(shape && "the dQ kernel's plan");
-        shape->branchedTiles = branchedTiles; // as dispatch sets it
-        tensor_core::emitWgmmaDq(b, element, headDim, *shape, variant, args,
+                        const KernelShape &shape, bool computesRowDot,
+                        StringRef name) {
+        tensor_core::emitWgmmaDq(b, element, headDim, shape, variant, args,
                                  persistentDq(headDim), computesRowDot,
                                  sinks ? &sinkTerms : nullptr, name);
       };
@@ -845,16 +842,21 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                      [&](ImplicitLocOpBuilder &b, int64_t headDim,
                          const KernelShape &shape, StringRef name) {
                        // Where dQ computes D, its kernel runs first.
-                       if (rowDotInDq(headDim, elementBytes))
+                       if (rowDotInDq(headDim, elementBytes)) {
+                         KernelShape dqShape =
+                             *dqPlan(headDim, elementBytes, true);
+                         dqShape.branchedTiles = shape.branchedTiles;
                          onLayout(
                              b, oOk,
                              [&] {
-                               emitDq(b, headDim, /*computesRowDot=*/true,
+                               emitDq(b, headDim, dqShape,
+                                      /*computesRowDot=*/true,
                                       (prefix + "_wgmma_dq_row_dot_d" +
                                        Twine(headDim))
                                           .str());
                              },
                              nullptr);
+                       }
                        tensor_core::emitWgmmaDkDv(
                            b, element, headDim, shape, variant, args,
                            atomicAt(headDim) ? accum.buffer : Value(), name);
@@ -878,15 +880,15 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                   return dqPlan(headDim, bytes, /*computesRowDot=*/false);
                 },
                 [&](ImplicitLocOpBuilder &b, int64_t headDim,
-                    const KernelShape &, StringRef name) {
+                    const KernelShape &shape, StringRef name) {
+                  auto readsRowDot = [&] {
+                    emitDq(b, headDim, shape, /*computesRowDot=*/false, name);
+                  };
                   if (!rowDotInDq(headDim, elementBytes))
-                    return emitDq(b, headDim, /*computesRowDot=*/false, name);
+                    return readsRowDot();
                   // Ran before the dK/dV kernel where o's layout suits.
                   onLayout(
-                      b, oOk, [] {},
-                      [&] {
-                        emitDq(b, headDim, /*computesRowDot=*/false, name);
-                      });
+                      b, oOk, [] {}, readsRowDot);
                 }),
             dqOps);
     }

@@ -251,12 +251,16 @@ Value TensorCoreEmitter::keyTileVisible(const Variant &variant,
                                          variant.window, variant.sinkTokens);
 }
 
+Value TensorCoreEmitter::rowLse2(const GradArgs &args, Value head, Value row) {
+  return toBase2(
+      memref::LoadOp::create(b, args.lse, ValueRange{batchIdx, head, row}));
+}
+
 std::pair<Value, Value>
 TensorCoreEmitter::rowStatistics(const GradArgs &args, Value head, Value row) {
-  Value lse =
-      memref::LoadOp::create(b, args.lse, ValueRange{batchIdx, head, row});
-  return {toBase2(lse), memref::LoadOp::create(
-                            b, args.rowDot, ValueRange{batchIdx, head, row})};
+  return {
+      rowLse2(args, head, row),
+      memref::LoadOp::create(b, args.rowDot, ValueRange{batchIdx, head, row})};
 }
 
 std::pair<Value, Value> TensorCoreEmitter::probAndGrad(Value s, Value dp,
@@ -372,12 +376,17 @@ void TensorCoreEmitter::queryMajorGrads(
 
 TensorCoreEmitter::LaneRowStatistics
 TensorCoreEmitter::laneRowStatistics(const GradArgs &args, const Dims &dims,
-                                     Value head, ArrayRef<Value> rowOf) {
+                                     Value head, ArrayRef<Value> rowOf,
+                                     bool withRowDot) {
   Value lastRow = sub(dims.sq, idx(1));
   LaneRowStatistics stats;
-  for (int64_t r = 0; r < 2; ++r)
-    std::tie(stats.lse2[r], stats.rowDot[r]) =
-        rowStatistics(args, head, min(rowOf[r], lastRow));
+  for (int64_t r = 0; r < 2; ++r) {
+    Value row = min(rowOf[r], lastRow);
+    if (withRowDot)
+      std::tie(stats.lse2[r], stats.rowDot[r]) = rowStatistics(args, head, row);
+    else
+      stats.lse2[r] = rowLse2(args, head, row);
+  }
   return stats;
 }
 

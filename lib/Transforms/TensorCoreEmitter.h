@@ -280,6 +280,21 @@ protected:
   /// of this block's head.
   std::pair<Value, Value> rowStatistics(const GradArgs &args, Value head,
                                         Value row);
+  /// rowStatistics's lse alone.
+  Value rowLse2(const GradArgs &args, Value head, Value row);
+  /// `x` widened to the accumulator type where it is narrower than f32.
+  Value toF32(Value x) {
+    return x.getType().isF32() ? x : arith::ExtFOp::create(b, acc, x);
+  }
+  /// log2(e) times sinks[head], in f32.
+  Value sinkLogit2(Value sinks, Value head) {
+    return toBase2(toF32(memref::LoadOp::create(b, sinks, head)));
+  }
+  /// dsinks' term of a row, exp(sink - lse) d, from the sink as sinkLogit2
+  /// gives it and the row's lse in base 2.
+  Value sinkTerm(Value sink2, Value lse2, Value d) {
+    return fmul(exp2(fsub(sink2, lse2)), d);
+  }
 
   //===--------------------------------------------------------------------===//
   // Backward. P = exp2(S * scale log2 e - lse log2 e) from the forward's
@@ -324,12 +339,14 @@ protected:
                        Value maskWhen = Value());
 
   /// rowStatistics of this lane's rows `rowOf` (rows past Sq read the
-  /// last row's): the lse in base 2 of each, and D of each.
+  /// last row's): the lse in base 2 of each, and D of each (unless
+  /// `withRowDot` is false: a kernel that computes D leaves it null).
   struct LaneRowStatistics {
     std::array<Value, 2> lse2, rowDot;
   };
   LaneRowStatistics laneRowStatistics(const GradArgs &args, const Dims &dims,
-                                      Value head, ArrayRef<Value> rowOf);
+                                      Value head, ArrayRef<Value> rowOf,
+                                      bool withRowDot = true);
 
   /// The A fragment of P (or dS) for k-step kk from the accumulators of
   /// n-tiles 2kk and 2kk+1.
@@ -633,6 +650,11 @@ inline constexpr int64_t kSinkPartialRows = 64;
 /// batch entry, times the batch; the partial of rows [64 r, 64 r + 64) of
 /// batch entry `bi` is bi * ceil(rows / 64) + r.
 Value sinkPartialsPerHead(ImplicitLocOpBuilder &b, Value batch, Value rows);
+/// The partial of rows [64 rowBlock, 64 rowBlock + 64) of batch entry
+/// `batch` among a head's: the D kernel's block's, or the wgmma dQ consumer
+/// warpgroup's that computes D.
+Value sinkPartialIndex(ImplicitLocOpBuilder &b, Value batch, Value rows,
+                       Value rowBlock);
 void emitSinkPartialsSumKernel(ImplicitLocOpBuilder &b, Value partials,
                                Value dsinks, StringRef name);
 void emitSinkGradientKernel(ImplicitLocOpBuilder &b, Value lse, Value rowDot,

@@ -315,18 +315,12 @@ private:
     QueryBlock block = queryBlock(variant, dims, tiles, item.linear, queryRows);
     Value scale = scoreScale(variant, idx(headDim));
     Value scaleLog2 = toBase2(scale);
-    LaneRowStatistics stats;
+    LaneRowStatistics stats =
+        laneRowStatistics(args, dims, block.head, block.rowOf, !computesRowDot);
     if (computesRowDot) {
-      Value lastRow = sub(dims.sq, idx(1));
-      for (int64_t r = 0; r < 2; ++r)
-        stats.lse2[r] = toBase2(memref::LoadOp::create(
-            b, args.lse,
-            ValueRange{batchIdx, block.head, min(block.rowOf[r], lastRow)}));
       stats.rowDot =
           rowDotOfFixedTiles(at, fixedSlotOf(item.round).first, group);
       writeRowDot(args, dims, block, group, item.round, stats, at, sinkTerms);
-    } else {
-      stats = laneRowStatistics(args, dims, block.head, block.rowOf);
     }
     Value dq = zeroState();
     // This warpgroup's rows of the item's copy of Q and dO (fixedSlotOf,
@@ -447,14 +441,13 @@ private:
     }
     if (!sinkTerms)
       return;
-    Value sink2 =
-        toBase2(memref::LoadOp::create(b, sinkTerms->sinks, block.head));
+    Value sink2 = sinkLogit2(sinkTerms->sinks, block.head);
     Value terms = flt(0.0);
     for (int64_t r = 0; r < 2; ++r)
-      terms = fadd(
-          terms, select(owner[r],
-                        fmul(exp2(fsub(sink2, stats.lse2[r])), stats.rowDot[r]),
-                        flt(0.0)));
+      terms =
+          fadd(terms,
+               select(owner[r], sinkTerm(sink2, stats.lse2[r], stats.rowDot[r]),
+                      flt(0.0)));
     Value warpSum =
         laneReduce(terms, 32, [&](Value x, Value y) { return fadd(x, y); });
     constexpr int64_t kWarps = kGroupRows / 16;
@@ -483,8 +476,8 @@ private:
             total, LLVM::LoadOp::create(b, b.getF32Type(),
                                         sharedPointer(add(buffer, idx(4 * w))))
                        .getResult());
-      Value partial = add(mul(batchIdx, ceilDiv(dims.sq, kSinkPartialRows)),
-                          divi(groupRow0, idx(kSinkPartialRows)));
+      Value partial = sinkPartialIndex(b, batchIdx, dims.sq,
+                                       divi(groupRow0, idx(kSinkPartialRows)));
       memref::StoreOp::create(b, total, sinkTerms->partials,
                               ValueRange{block.head, partial});
     });
