@@ -140,6 +140,14 @@ public:
                 // register state per piece.
                 SmallVector<ColumnPiece, 2> pieces = columnPieces();
                 SmallVector<Value, 2> dk, dv;
+                // With dQ added here in one slice per warpgroup, dK's
+                // product queues behind dQ's, so that the f32 dQ tile's
+                // stores and its reduction run under it (causal D 128
+                // backward +5%). Not under a window or sink tokens: their
+                // extra mask phases' loops then spill the dS^T registers
+                // held across the barrier (swa D 128 -4%, streaming -12%).
+                bool dkBehindDq = dqAccum && dqSlicesEvenly() &&
+                                  !variant.window && variant.sinkTokens == 0;
                 for (const ColumnPiece &piece : pieces) {
                   dk.push_back(zeroState(piece.n));
                   dv.push_back(zeroState(piece.n));
@@ -184,12 +192,21 @@ public:
                         } else {
                           fence();
                           issueRegisterProduct(pRegs, dOTile, queryRows, dv[0]);
-                          issueRegisterProduct(dsRegs, qTile, queryRows, dk[0]);
+                          if (!dkBehindDq)
+                            issueRegisterProduct(dsRegs, qTile, queryRows,
+                                                 dk[0]);
                           commit();
                         }
                         if (dqAccum)
                           accumulateDq(at, dsRegs, count, group, head, m0,
-                                       maps[4]);
+                                       maps[4], [&] {
+                                         if (!dkBehindDq)
+                                           return false;
+                                         issueRegisterProduct(dsRegs, qTile,
+                                                              queryRows, dk[0]);
+                                         commit();
+                                         return true;
+                                       });
                         waitGroups(0);
                         release(at, kQueries, slot);
                         release(at, kGrads, slot);
@@ -676,6 +693,10 @@ private:
         return columns;
     llvm_unreachable("wgmma head dims are multiples of 16");
   }
+  /// Whether both warpgroups take equal slices of dQ's columns (D 32, 64
+  /// and 128), so that one copy of the dQ code serves both, without a
+  /// branch per warpgroup.
+  bool dqSlicesEvenly() const { return 2 * dqFirstColumns() == headDim; }
 
   /// Stores a warpgroup's wgmma A operand (registerOperand: per 16-wide k
   /// step, this lane's rows 16 `rowWarp` + g and + 8) into the key-major
@@ -737,9 +758,14 @@ private:
   /// each multiplies all 128 keys by its share of K's columns, puts the
   /// f32 product in the shared dQ tile, and has TMA add it into the
   /// accumulator behind `dqMap` (rows past Sq fall outside the map).
+  /// `issueBehindDq` may issue and commit more products right behind dQ's
+  /// (it says whether it did, and may only where dqSlicesEvenly): then
+  /// only dQ's group is waited for before its stores, and the last group
+  /// is left to the caller.
   void accumulateDq(const SharedLayout &at,
                     ArrayRef<SmallVector<Value, 4>> dsRegs, Value count,
-                    Value group, Value head, Value m0, Value dqMap) {
+                    Value group, Value head, Value m0, Value dqMap,
+                    function_ref<bool()> issueBehindDq) {
     assert(queryRows == 64 && "a dS^T row is one 128-byte segment");
     Value buffer = dsTileAt(at, count);
     storeKeyMajor(buffer, warp, idx(0), dsRegs);
@@ -749,8 +775,9 @@ private:
     onGroupLeader(
         [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr()); });
     namedBarrier(kDsBarrier, 128 * groups());
-    // dQ's group queues behind dV and dK's: the tensor cores run on while
-    // this warpgroup waits for the other's dS^T.
+    // dQ's group queues behind dV's (and dK's, where issueBehindDq does not
+    // take it): the tensor cores run on while this warpgroup waits for the
+    // other's dS^T.
     Value keyTile = opaque(fixedAt(at, 0));
     Value dqTile = opaque(dqTileAt(at));
     int64_t first = dqFirstColumns();
@@ -766,7 +793,7 @@ private:
           add(keyTile, mul(which, idx(columnBytes(first, blockN)))), blockN,
           /*column=*/0, width);
       commit();
-      waitGroups(0);
+      waitGroups(issueBehindDq() ? 1 : 0);
       Value boxes = add(
           dqTile, mul(which, idx(first / boxColumns * queryRows * boxBytes)));
       // The product's rows 16 (warp % 4) + g (+ 8), columns 8 nt + 2 t
@@ -807,10 +834,10 @@ private:
         NVVM::CpAsyncBulkCommitGroupOp::create(b);
       });
     };
-    // Equal halves (D 32, 64 and 128): one copy of the code, the
-    // warpgroup's slice by offsets, half the dK/dV kernel's dQ code (and
-    // of ptxas's time on it) against a branch per warpgroup.
-    if (2 * first == headDim)
+    // Equal halves: the warpgroup's slice by offsets, half the dK/dV
+    // kernel's dQ code (and of ptxas's time on it) against a branch per
+    // warpgroup.
+    if (dqSlicesEvenly())
       return slice(group, first);
     auto branch = scf::IfOp::create(
         b, cmp(arith::CmpIPredicate::eq, group, idx(0)), true);

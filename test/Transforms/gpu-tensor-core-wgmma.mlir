@@ -213,10 +213,12 @@
 // dS^T into shared memory (after the dK/dV kernels' tiles and stages: two
 // tiles of 128 x 64 x 2 bytes, and the f32 dQ tile of 64 x D x 4: 40 KiB
 // more at D 32), fenced for the async proxy, named barrier 1 between both
-// consumers once the last tile's reductions read the dQ tile, then each
-// consumer's half of dQ's columns (m64n16 at D 32) with both operands
-// transposed, stored as f32 pairs into the swizzled dQ tile (boxes of 16
-// columns, the 64-byte swizzle), fenced again, the consumer's named
+// consumers once the last tile's reductions read the dQ tile (dV's product
+// issued before it), then each consumer's half of dQ's columns (m64n16 at
+// D 32) with both operands transposed, dK's product (A from registers)
+// queued behind it, and once dQ's group is done (wait 1) its product
+// stored as f32 pairs into the swizzled dQ tile (boxes of 16 columns, the
+// 64-byte swizzle), fenced again, the consumer's named
 // barrier (2 + its warpgroup), and one thread has TMA add the boxes into
 // the accumulator (its tensor map: name 4, 4-byte elements). D's halves
 // being equal, that code comes once per tile, the warpgroup's columns
@@ -241,20 +243,25 @@
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: nvvm.wgmma.fence.aligned
-// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: wgmma.mma_async
 // CHECK: llvm.store {{.*}} : i32, !llvm.ptr<3>
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK: nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c256_i32
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 16, k = 16>, {{.*}} A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK-COUNT-4: llvm.store {{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<3>
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: nvvm.barrier id = %{{[0-9]+}} number_of_threads = %c128_i32
 // CHECK: nvvm.cp.async.bulk.tensor.reduce {{.*}} {redKind = #nvvm.tma_redux_kind<add>}
 // CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NOT: nvvm.cp.async.bulk.tensor.reduce
 // CHECK: nvvm.mbarrier.arrive
 // CHECK-NOT: memref.atomic_rmw

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# carry ["bundle"]: in the dK/dV kernel that adds dQ (--dq-atomics, the
+# table's pick at D 128), dK's product issued behind dQ's with A from the
+# shared dS^T, so that the f32 dQ tile's stores and reduction run under it
+# (and dS^T's registers are free once stored). Checks against float64 of
+# that kernel (D 32, 64, 96, 128; every mask), sanitizers, fa-run backward
+# TFLOP/s against main's fa-run and runtime (bundle/main-overlay.tar.xz),
+# alternated. (Its first run, logs/dk-behind-dq-rs.txt, measured the same
+# order with dK's A from registers.)
+source bench/lib/device.sh
+S=$OUT/summary.txt
+device_setup $S
+device_overlay m bundle/main-overlay.tar.xz || exit 1
+A=--dq-atomics
+device_check_line 1 kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,128 $A &
+device_check_line 2 kernels_spec/mha.mlir --dtype f16 --shape 2,4,4,333,1025,128 $A &
+device_check_line 3 kernels_spec/gqa_causal.mlir --dtype bf16 --shape 1,32,8,1000,1000,128 $A &
+device_check_line 4 kernels_spec/streaming.mlir --dtype bf16 --shape 2,8,8,1531,1531,128 $A &
+device_check_line 5 kernels_spec/swa.mlir --dtype bf16 --shape 1,16,16,3000,3000,128 $A &
+device_check_line 6 kernels_spec/causal.mlir --dtype bf16 --shape 1,8,8,300,300,32 $A &
+device_check_line 7 kernels_spec/mha.mlir --dtype bf16 --shape 3,8,8,555,555,64 $A &
+device_check_line 8 kernels_spec/gpt_oss.mlir --dtype bf16 --shape 2,64,8,1000,1000,64 $A &
+wait
+device_check_line 9 kernels_spec/mha.mlir --dtype bf16 --shape 1,8,8,65,65,128 $A &
+device_check_line 10 kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,96 $A &
+device_check_line 11 kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,128 $A --deterministic &
+device_check_line 12 kernels_spec/gqa_causal.mlir --dtype f16 --shape 2,32,8,777,777,64 $A &
+wait
+cat /tmp/chk*.txt >> $S
+echo "checks done (${SECONDS}s)" >> $S
+device_sanitize causal 1,4,4,1000,1000,128 --backward $A
+echo "sanitizers done (${SECONDS}s)" >> $S
+for v in m a; do
+  device_build_tflops $v causal 4,16,16,4096,4096,128 --backward $A
+  device_build_tflops $v mha 4,16,16,4096,4096,128 --backward $A
+  device_build_tflops $v swa 2,16,16,8192,8192,128 --backward $A
+done
+for v in m a; do
+  device_build_tflops $v causal 4,16,16,4096,4096,128 --backward $A
+  device_build_tflops $v mha 4,16,16,4096,4096,128 --backward $A
+done
+echo "done ${SECONDS}s" >> $S
+cat $S
