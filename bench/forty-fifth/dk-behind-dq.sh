@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # carry ["bundle"]: in the dK/dV kernel that adds dQ (--dq-atomics, the
-# table's pick at D 128), dK's product issued behind dQ's with A from the
-# shared dS^T, so that the f32 dQ tile's stores and reduction run under it
-# (and dS^T's registers are free once stored). Checks against float64 of
+# table's pick at D 128), dK's product issued behind dQ's, so that the f32
+# dQ tile's stores and reduction run under it. Checks against float64 of
 # that kernel (D 32, 64, 96, 128; every mask), sanitizers, fa-run backward
 # TFLOP/s against main's fa-run and runtime (bundle/main-overlay.tar.xz),
-# alternated. (Its first run, logs/dk-behind-dq-rs.txt, measured the same
-# order with dK's A from registers.)
+# alternated. Run twice: logs/dk-behind-dq-rs.txt with dK's A from
+# registers (the form kept; that run's list also had causal D 64 without
+# --dq-atomics, gqa_causal 32/8 D 64 racecheck and a third A/B case,
+# gqa_causal D 128), logs/dk-behind-dq-ss.txt with A from the shared dS^T
+# (dropped).
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S
