@@ -11,25 +11,22 @@
 # (dropped).
 source bench/lib/device.sh
 S=$OUT/summary.txt
-device_setup $S
-device_overlay m bundle/main-overlay.tar.xz || exit 1
+device_setup $S m bundle/main-overlay.tar.xz || exit 1
 A=--dq-atomics
-device_check_line 1 kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,128 $A &
-device_check_line 2 kernels_spec/mha.mlir --dtype f16 --shape 2,4,4,333,1025,128 $A &
-device_check_line 3 kernels_spec/gqa_causal.mlir --dtype bf16 --shape 1,32,8,1000,1000,128 $A &
-device_check_line 4 kernels_spec/streaming.mlir --dtype bf16 --shape 2,8,8,1531,1531,128 $A &
-device_check_line 5 kernels_spec/swa.mlir --dtype bf16 --shape 1,16,16,3000,3000,128 $A &
-device_check_line 6 kernels_spec/causal.mlir --dtype bf16 --shape 1,8,8,300,300,32 $A &
-device_check_line 7 kernels_spec/mha.mlir --dtype bf16 --shape 3,8,8,555,555,64 $A &
-device_check_line 8 kernels_spec/gpt_oss.mlir --dtype bf16 --shape 2,64,8,1000,1000,64 $A &
-wait
-device_check_line 9 kernels_spec/mha.mlir --dtype bf16 --shape 1,8,8,65,65,128 $A &
-device_check_line 10 kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,96 $A &
-device_check_line 11 kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,128 $A --deterministic &
-device_check_line 12 kernels_spec/gqa_causal.mlir --dtype f16 --shape 2,32,8,777,777,64 $A &
-wait
-cat /tmp/chk*.txt >> $S
-echo "checks done (${SECONDS}s)" >> $S
+device_check_lines $A <<'LINES'
+kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,128
+kernels_spec/mha.mlir --dtype f16 --shape 2,4,4,333,1025,128
+kernels_spec/gqa_causal.mlir --dtype bf16 --shape 1,32,8,1000,1000,128
+kernels_spec/streaming.mlir --dtype bf16 --shape 2,8,8,1531,1531,128
+kernels_spec/swa.mlir --dtype bf16 --shape 1,16,16,3000,3000,128
+kernels_spec/causal.mlir --dtype bf16 --shape 1,8,8,300,300,32
+kernels_spec/mha.mlir --dtype bf16 --shape 3,8,8,555,555,64
+kernels_spec/gpt_oss.mlir --dtype bf16 --shape 2,64,8,1000,1000,64
+kernels_spec/mha.mlir --dtype bf16 --shape 1,8,8,65,65,128
+kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,96
+kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,128 --deterministic
+kernels_spec/gqa_causal.mlir --dtype f16 --shape 2,32,8,777,777,64
+LINES
 device_sanitize causal 1,4,4,1000,1000,128 --backward $A
 echo "sanitizers done (${SECONDS}s)" >> $S
 for v in m a; do

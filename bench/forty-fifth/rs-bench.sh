@@ -5,14 +5,13 @@
 # rows beside cuDNN on the shipped table (which picks this kernel there).
 source bench/lib/device.sh
 S=$OUT/summary.txt
-device_setup $S
-device_overlay m bundle/main-overlay.tar.xz || exit 1
+device_setup $S m bundle/main-overlay.tar.xz || exit 1
 A=--dq-atomics
-device_check_line 1 kernels_spec/causal.mlir --dtype bf16 --shape 1,8,8,300,300,32 $A &
-device_check_line 2 kernels_spec/swa.mlir --dtype bf16 --shape 1,16,16,3000,3000,128 $A &
-device_check_line 3 kernels_spec/streaming.mlir --dtype bf16 --shape 2,8,8,1531,1531,128 $A &
-wait
-cat /tmp/chk*.txt >> $S
+device_check_lines $A <<'LINES'
+kernels_spec/causal.mlir --dtype bf16 --shape 1,8,8,300,300,32
+kernels_spec/swa.mlir --dtype bf16 --shape 1,16,16,3000,3000,128
+kernels_spec/streaming.mlir --dtype bf16 --shape 2,8,8,1531,1531,128
+LINES
 for v in m a; do
   device_build_tflops $v swa 2,16,16,8192,8192,128 --backward $A
   device_build_tflops $v streaming 2,16,16,8192,8192,128 --backward $A

@@ -9,28 +9,25 @@
 # bench_gpu.py's gpt-oss rows beside flex.
 source bench/lib/device.sh
 S=$OUT/summary.txt
-device_setup $S
-device_overlay h bundle/head-overlay.tar.xz || exit 1
-device_check_line 1 kernels_spec/gpt_oss.mlir --dtype bf16 --shape 2,64,8,1531,1531,64 &
-device_check_line 2 kernels_spec/gpt_oss.mlir --dtype bf16 --shape 1,64,8,50,50,64 &
-device_check_line 3 kernels_spec/gpt_oss.mlir --dtype f16 --shape 3,64,8,777,777,64 &
-device_check_line 4 kernels_spec/causal.mlir --dtype bf16 --shape 1,8,8,300,300,32 &
-device_check_line 5 kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,80 &
-device_check_line 6 kernels_spec/swa.mlir --dtype bf16 --shape 1,16,16,3000,3000,96 &
-device_check_line 7 kernels_spec/mha.mlir --dtype f16 --shape 2,4,4,333,1025,80 &
-device_check_line 8 kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,128 &
-wait
-device_check_line 9 kernels_spec/streaming.mlir --dtype bf16 --shape 2,8,8,1531,1531,64 &
-device_check_line 10 kernels_spec/gqa_causal.mlir --dtype bf16 --shape 1,32,8,1000,1000,64 &
-device_check_line 11 kernels_spec/causal.mlir --dtype bf16 --shape 1,8,8,777,777,64 --wgmma-persistent=false &
-device_check_line 12 kernels_spec/gpt_oss.mlir --dtype bf16 --shape 2,64,8,1000,1000,64 --dq-atomics &
-device_check_line 13 kernels_spec/gpt_oss.mlir --dtype bf16 --shape 2,64,8,1000,1000,64 --deterministic &
-device_check_line 14 kernels_spec/mha.mlir --dtype bf16 --shape 3,8,8,555,555,64 &
-device_check_line 15 kernels_spec/gpt_oss.mlir --dtype bf16 --shape 1,64,8,100,300,96 &
-device_check_line 16 kernels_spec/mha.mlir --dtype bf16 --shape 1,8,8,65,65,64 &
-wait
-cat /tmp/chk*.txt >> $S
-echo "checks done (${SECONDS}s)" >> $S
+device_setup $S h bundle/head-overlay.tar.xz || exit 1
+device_check_lines <<'LINES'
+kernels_spec/gpt_oss.mlir --dtype bf16 --shape 2,64,8,1531,1531,64
+kernels_spec/gpt_oss.mlir --dtype bf16 --shape 1,64,8,50,50,64
+kernels_spec/gpt_oss.mlir --dtype f16 --shape 3,64,8,777,777,64
+kernels_spec/causal.mlir --dtype bf16 --shape 1,8,8,300,300,32
+kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,80
+kernels_spec/swa.mlir --dtype bf16 --shape 1,16,16,3000,3000,96
+kernels_spec/mha.mlir --dtype f16 --shape 2,4,4,333,1025,80
+kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,128
+kernels_spec/streaming.mlir --dtype bf16 --shape 2,8,8,1531,1531,64
+kernels_spec/gqa_causal.mlir --dtype bf16 --shape 1,32,8,1000,1000,64
+kernels_spec/causal.mlir --dtype bf16 --shape 1,8,8,777,777,64 --wgmma-persistent=false
+kernels_spec/gpt_oss.mlir --dtype bf16 --shape 2,64,8,1000,1000,64 --dq-atomics
+kernels_spec/gpt_oss.mlir --dtype bf16 --shape 2,64,8,1000,1000,64 --deterministic
+kernels_spec/mha.mlir --dtype bf16 --shape 3,8,8,555,555,64
+kernels_spec/gpt_oss.mlir --dtype bf16 --shape 1,64,8,100,300,96
+kernels_spec/mha.mlir --dtype bf16 --shape 1,8,8,65,65,64
+LINES
 for tool in memcheck racecheck; do
   FA_CACHE_DIR=/tmp/c-chk1 FA_AUTOTUNE=0 timeout 200 compute-sanitizer --tool $tool --error-exitcode 9 $R kernels_spec/gpt_oss.mlir --kernel gpt_oss_sliding --target gpu --dtype bf16 --backward --check --shape 1,64,8,1000,1000,64 > /tmp/san.log 2>&1
   echo "$tool gpt_oss_sliding 1,64,8,1000,1000,64 rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.log | tr '\n' ' ')" >> $S

@@ -4,8 +4,7 @@
 # the D 96 and swa A/B, bench_gpu.py's gpt-oss rows beside flex.
 source bench/lib/device.sh
 S=$OUT/summary.txt
-device_setup $S
-device_overlay h bundle/head-overlay.tar.xz || exit 1
+device_setup $S h bundle/head-overlay.tar.xz || exit 1
 FA_CACHE_DIR=/tmp/c-odd FA_AUTOTUNE=0 timeout 150 $R kernels_spec/gpt_oss.mlir --dtype bf16 --shape 1,64,8,100,300,96 --target gpu --backward --check > /tmp/odd.log 2>&1
 echo "odd rc=$? (${SECONDS}s)" >> $S
 tail -c 1500 /tmp/odd.log >> $S

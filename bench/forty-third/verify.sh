@@ -8,21 +8,19 @@
 # runtime (bundle/main-overlay.tar.xz) where the change mattered.
 source bench/lib/device.sh
 S=$OUT/summary.txt
-device_setup $S
-device_overlay m bundle/main-overlay.tar.xz || exit 1
-device_check_line 1 kernels_spec/gpt_oss.mlir --dtype bf16 --shape 2,64,8,1531,1531,64 &
-device_check_line 2 kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,128 &
-device_check_line 3 kernels_spec/causal.mlir --dtype bf16 --shape 1,8,8,777,777,64 &
-device_check_line 4 kernels_spec/mha.mlir --dtype f16 --shape 2,4,4,333,1025,80 &
-device_check_line 5 kernels_spec/gqa_causal.mlir --dtype bf16 --shape 1,32,8,1000,1000,128 &
-device_check_line 6 kernels_spec/streaming.mlir --dtype bf16 --shape 2,8,8,1531,1531,64 &
-device_check_line 7 kernels_spec/swa.mlir --dtype bf16 --shape 1,16,16,3000,3000,96 &
-device_check_line 8 kernels_spec/causal.mlir --dtype bf16 --shape 1,4,4,1000,1000,256 &
-device_check_line 9 kernels_spec/causal.mlir --dtype bf16 --shape 1,8,8,777,777,64 --wgmma-persistent=false &
-device_check_line 10 kernels_spec/mha.mlir --dtype bf16 --shape 3,8,8,555,555,64 &
-wait
-cat /tmp/chk*.txt >> $S
-echo "checks done (${SECONDS}s)" >> $S
+device_setup $S m bundle/main-overlay.tar.xz || exit 1
+device_check_lines <<'LINES'
+kernels_spec/gpt_oss.mlir --dtype bf16 --shape 2,64,8,1531,1531,64
+kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,128
+kernels_spec/causal.mlir --dtype bf16 --shape 1,8,8,777,777,64
+kernels_spec/mha.mlir --dtype f16 --shape 2,4,4,333,1025,80
+kernels_spec/gqa_causal.mlir --dtype bf16 --shape 1,32,8,1000,1000,128
+kernels_spec/streaming.mlir --dtype bf16 --shape 2,8,8,1531,1531,64
+kernels_spec/swa.mlir --dtype bf16 --shape 1,16,16,3000,3000,96
+kernels_spec/causal.mlir --dtype bf16 --shape 1,4,4,1000,1000,256
+kernels_spec/causal.mlir --dtype bf16 --shape 1,8,8,777,777,64 --wgmma-persistent=false
+kernels_spec/mha.mlir --dtype bf16 --shape 3,8,8,555,555,64
+LINES
 for tool in memcheck racecheck; do
   FA_CACHE_DIR=/tmp/c-chk1 FA_AUTOTUNE=0 timeout 200 compute-sanitizer --tool $tool --error-exitcode 9 $R kernels_spec/gpt_oss.mlir --kernel gpt_oss_sliding --target gpu --dtype bf16 --backward --check --shape 1,64,8,1000,1000,64 > /tmp/san.log 2>&1
   echo "$tool gpt_oss_sliding 1,64,8,1000,1000,64 rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.log | tr '\n' ' ')" >> $S

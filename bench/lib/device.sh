@@ -3,10 +3,12 @@
 # call with carry ["bundle"]; $OUT is the folder whose files come back.
 #
 #   device_summary SUMMARY   starts SUMMARY with the GPU's name and driver
-#   device_setup SUMMARY     device_summary, then unpacks the bundle to
+#   device_setup SUMMARY [NAME OVERLAY]...
+#                            device_summary, then unpacks the bundle to
 #                            /tmp/fa-bundle (FA, R = fa-run,
-#                            LD_LIBRARY_PATH) and defines gpu-run.sh's
-#                            check_jobs
+#                            LD_LIBRARY_PATH), defines gpu-run.sh's
+#                            check_jobs, and makes device_overlay NAME
+#                            OVERLAY of each pair given
 #   device_checks LOG        runs check_jobs over the "spec|shapes|flags"
 #                            lines on stdin (8 at once, 150 s each), adds
 #                            its counts and failures to SUMMARY, and gzips
@@ -15,8 +17,13 @@
 #                            one fa-run --backward --check (bf16 unless
 #                            told, FA_AUTOTUNE=0, 200 s) with R's build and
 #                            a kernel cache of its own: its errors on one
-#                            line in /tmp/chkN.txt (run several with &, then
-#                            wait and cat /tmp/chk*.txt)
+#                            line in /tmp/chkN.txt (several at once:
+#                            device_check_lines)
+#   device_check_lines [FLAGS...]
+#                            device_check_line of each line of fa-run
+#                            arguments on stdin (with FLAGS after them),
+#                            8 at once; their lines, then "checks done",
+#                            in SUMMARY
 #   device_torch_tests LIMIT EXPR
 #                            python/tests/test_torch.py -k EXPR on
 #                            device_python's package (stopped after LIMIT
@@ -89,12 +96,17 @@ device_summary() {
 
 device_setup() {
   device_summary "$1"
+  shift
   FA_GPU_STAGES=none scripts/gpu-run.sh /tmp/g0 > /dev/null 2>&1
   FA=/tmp/fa-bundle R=/tmp/fa-bundle/bin/fa-run
   export LD_LIBRARY_PATH=$FA/lib
   source /dev/stdin <<<"$(sed -n '/^check_jobs() {/,/^}/p' scripts/gpu-run.sh)"
   source /dev/stdin <<<"$(sed -n '/^build_fa_python() {/,/^}/p' scripts/gpu-run.sh)"
   PY_DIR=/tmp/fa-python
+  while [ $# -ge 2 ]; do
+    device_overlay "$1" "$2" || return 1
+    shift 2
+  done
 }
 
 device_python() {
@@ -157,6 +169,21 @@ device_check_line() {
   local n=$1
   shift
   echo "check $*: $(FA_CACHE_DIR=/tmp/c-chk$n FA_AUTOTUNE=0 timeout 200 "$R" "$@" --target gpu --backward --check 2>&1 | grep -E 'dq=|rror|FAIL|imeout' | sed 's/fwd=.*bwd=/bwd=/' | tr '\n' ' ' | cut -c1-500)" > "/tmp/chk$n.txt"
+}
+
+device_check_lines() {
+  local n=0 line
+  rm -f /tmp/chk*.txt
+  while read -r line; do
+    [ -n "$line" ] || continue
+    n=$((n + 1))
+    # shellcheck disable=SC2086 # the line's words are fa-run's arguments
+    device_check_line $n $line "$@" < /dev/null &
+    [ $((n % 8)) -ne 0 ] || wait
+  done
+  wait
+  cat /tmp/chk*.txt >> "$DEVICE_SUMMARY"
+  echo "checks done (${SECONDS}s)" >> "$DEVICE_SUMMARY"
 }
 
 device_torch_tests() {

@@ -153,6 +153,32 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   using PlanKernel = llvm::function_ref<std::optional<KernelShape>(
       int64_t headDim, int64_t elementBytes)>;
 
+  /// Whether `d` is, at run time, one of `headDims` for which `holds` does
+  /// (false where none does).
+  static Value headDimAmong(ImplicitLocOpBuilder &b, Value d,
+                            ArrayRef<int64_t> headDims,
+                            llvm::function_ref<bool(int64_t)> holds) {
+    Value among = arith::ConstantIntOp::create(b, b.getI1Type(), 0);
+    for (int64_t headDim : headDims)
+      if (holds(headDim))
+        among = arith::OrIOp::create(
+            b, among,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::eq, d,
+                                  arith::ConstantIndexOp::create(b, headDim)));
+    return among;
+  }
+
+  /// An scf.if on `condition` (with an else branch where `withElse`),
+  /// marked kLayoutFallbackAttr where `layoutAlone` (the condition comes
+  /// down to the operands' layout) and there is no scalar fallback.
+  scf::IfOp layoutBranch(ImplicitLocOpBuilder &b, Value condition,
+                         bool withElse, bool layoutAlone) {
+    auto ifOp = scf::IfOp::create(b, condition, withElse);
+    if (layoutAlone && !scalarFallback)
+      ifOp->setAttr(kLayoutFallbackAttr, b.getUnitAttr());
+    return ifOp;
+  }
+
   /// Replaces the ops [first, last) of a block with `if (layoutOk and
   /// D == d0) <kernel d0> else if (layoutOk and D == d1) <kernel d1> ...
   /// else <the ops>` over `headDims`, built at `first`. Kernels are named
@@ -183,9 +209,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
           b, layoutOk,
           arith::CmpIOp::create(b, arith::CmpIPredicate::eq, d,
                                 arith::ConstantIndexOp::create(b, headDim)));
-      auto ifOp = scf::IfOp::create(b, here, /*withElseRegion=*/true);
-      if (staticD && onlyLayout && !scalarFallback)
-        ifOp->setAttr(kLayoutFallbackAttr, b.getUnitAttr());
+      scf::IfOp ifOp = layoutBranch(b, here, /*withElse=*/true,
+                                    /*layoutAlone=*/staticD && onlyLayout);
       shape->branchedTiles = branchedTiles;
       {
         OpBuilder::InsertionGuard guard(b);
@@ -528,11 +553,11 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
               ValueRange{lseDim[1], tensor_core::sinkPartialsPerHead(
                                         b, lseDim[0], lseDim[2])})};
     }
-    auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/true);
     // Where the spec fixes D in whole chunks, `ok` is the layout's alone.
-    if (std::optional<int64_t> fixedD = staticHeadDim(d);
-        fixedD && *fixedD % chunk == 0 && !scalarFallback)
-      ifOp->setAttr(kLayoutFallbackAttr, b.getUnitAttr());
+    std::optional<int64_t> fixedD = staticHeadDim(d);
+    scf::IfOp ifOp =
+        layoutBranch(b, ok, /*withElse=*/true,
+                     /*layoutAlone=*/fixedD && *fixedD % chunk == 0);
     std::string sinkKernel = prefix.str() + "_dsinks";
     {
       OpBuilder::InsertionGuard guard(b);
@@ -591,13 +616,12 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     ImplicitLocOpBuilder b(first->getLoc(), first);
     TileBuilder scalars(b, b.getF32Type(), blockN);
     int64_t bytes = element.getIntOrFloatBitWidth() / 8;
-    Value used = arith::ConstantIntOp::create(b, b.getI1Type(), 0);
-    for (int64_t headDim : tensor_core::kWgmmaBackwardHeadDims)
-      if (plan(headDim, bytes))
-        used = arith::OrIOp::create(
-            b, used,
-            scalars.cmp(arith::CmpIPredicate::eq, d, scalars.idx(headDim)));
-    used = arith::AndIOp::create(b, used, layoutOk);
+    Value used = arith::AndIOp::create(
+        b,
+        headDimAmong(
+            b, d, tensor_core::kWgmmaBackwardHeadDims,
+            [&](int64_t headDim) { return bool(plan(headDim, bytes)); }),
+        layoutOk);
     SmallVector<Value, 4> sizes;
     for (int64_t i = 0; i < 4; ++i)
       sizes.push_back(scalars.select(used, memref::DimOp::create(b, args.q, i),
@@ -764,8 +788,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     };
     // Whether the dQ kernel computes D at this head dim, which it then runs
     // before the dK/dV kernel: its persistent form, where o's tile costs
-    // it neither a stage nor its second copy of the fixed tiles (up to D
-    // 64). The D kernel's pass over o and dO (memory-bound: 70 us of
+    // it neither a stage nor its second copy of the fixed tiles (D 32 to
+    // 96). The D kernel's pass over o and dO (memory-bound: 70 us of
     // gpt-oss's window-128 backward on the H200) becomes o's TMA copies
     // beside the item's Q and dO.
     auto rowDotInDq = [&](int64_t headDim, int64_t bytes) {
@@ -782,21 +806,17 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     // o's layout suits TMA (the runtime checks it with the others': a
     // program without scalar fallback sees only layouts that suit).
     Value oOk = layoutCheck(first, element, {args.o});
+    auto computesRowDotAt = [&](int64_t headDim) {
+      return (!staticD || headDim == *staticD) &&
+             rowDotInDq(headDim, elementBytes);
+    };
     Value dqComputesRowDot;
-    for (int64_t headDim : tensor_core::kWgmmaBackwardHeadDims) {
-      if ((staticD && headDim != *staticD) ||
-          !rowDotInDq(headDim, elementBytes))
-        continue;
-      Value here =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, d,
-                                arith::ConstantIndexOp::create(b, headDim));
-      dqComputesRowDot = dqComputesRowDot
-                             ? arith::OrIOp::create(b, dqComputesRowDot, here)
-                             : here;
-    }
-    if (dqComputesRowDot)
+    if (llvm::any_of(tensor_core::kWgmmaBackwardHeadDims, computesRowDotAt))
       dqComputesRowDot = arith::AndIOp::create(
-          b, dqComputesRowDot, arith::AndIOp::create(b, layoutOk, oOk));
+          b,
+          headDimAmong(b, d, tensor_core::kWgmmaBackwardHeadDims,
+                       computesRowDotAt),
+          arith::AndIOp::create(b, layoutOk, oOk));
     tensor_core::SinkTerms sinkTerms = specialiseRowReductions(
         args.o, sinks ? a[6] : Value(), sinks ? a[10] : Value(), element, args,
         rowDotLoop, sinkGrad, dqComputesRowDot, prefix);
@@ -812,9 +832,8 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
       auto onLayout = [&](ImplicitLocOpBuilder &b, Value condition,
                           llvm::function_ref<void()> then,
                           llvm::function_ref<void()> fallback) {
-        auto ifOp = scf::IfOp::create(b, condition, bool(fallback));
-        if (fallback && staticD && !scalarFallback)
-          ifOp->setAttr(kLayoutFallbackAttr, b.getUnitAttr());
+        scf::IfOp ifOp = layoutBranch(b, condition, bool(fallback),
+                                      /*layoutAlone=*/fallback && staticD);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(ifOp.thenBlock());
         then();

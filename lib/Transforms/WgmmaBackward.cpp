@@ -197,16 +197,15 @@ public:
                                                  dk[0]);
                           commit();
                         }
+                        auto issueDk = [&] {
+                          issueRegisterProduct(dsRegs, qTile, queryRows, dk[0]);
+                          commit();
+                        };
                         if (dqAccum)
-                          accumulateDq(at, dsRegs, count, group, head, m0,
-                                       maps[4], [&] {
-                                         if (!dkBehindDq)
-                                           return false;
-                                         issueRegisterProduct(dsRegs, qTile,
-                                                              queryRows, dk[0]);
-                                         commit();
-                                         return true;
-                                       });
+                          accumulateDq(
+                              at, dsRegs, count, group, head, m0, maps[4],
+                              dkBehindDq ? function_ref<void()>(issueDk)
+                                         : nullptr);
                         waitGroups(0);
                         release(at, kQueries, slot);
                         release(at, kGrads, slot);
@@ -758,14 +757,14 @@ private:
   /// each multiplies all 128 keys by its share of K's columns, puts the
   /// f32 product in the shared dQ tile, and has TMA add it into the
   /// accumulator behind `dqMap` (rows past Sq fall outside the map).
-  /// `issueBehindDq` may issue and commit more products right behind dQ's
-  /// (it says whether it did, and may only where dqSlicesEvenly): then
-  /// only dQ's group is waited for before its stores, and the last group
-  /// is left to the caller.
+  /// Given `issueBehindDq` (only where dqSlicesEvenly), it issues and
+  /// commits more products right behind dQ's: then only dQ's group is
+  /// waited for before its stores, and the last group is left to the
+  /// caller.
   void accumulateDq(const SharedLayout &at,
                     ArrayRef<SmallVector<Value, 4>> dsRegs, Value count,
                     Value group, Value head, Value m0, Value dqMap,
-                    function_ref<bool()> issueBehindDq) {
+                    function_ref<void()> issueBehindDq) {
     assert(queryRows == 64 && "a dS^T row is one 128-byte segment");
     Value buffer = dsTileAt(at, count);
     storeKeyMajor(buffer, warp, idx(0), dsRegs);
@@ -775,8 +774,8 @@ private:
     onGroupLeader(
         [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr()); });
     namedBarrier(kDsBarrier, 128 * groups());
-    // dQ's group queues behind dV's (and dK's, where issueBehindDq does not
-    // take it): the tensor cores run on while this warpgroup waits for the
+    // dQ's group queues behind dV's (and dK's, where issueBehindDq is not
+    // given): the tensor cores run on while this warpgroup waits for the
     // other's dS^T.
     Value keyTile = opaque(fixedAt(at, 0));
     Value dqTile = opaque(dqTileAt(at));
@@ -793,7 +792,9 @@ private:
           add(keyTile, mul(which, idx(columnBytes(first, blockN)))), blockN,
           /*column=*/0, width);
       commit();
-      waitGroups(issueBehindDq() ? 1 : 0);
+      if (issueBehindDq)
+        issueBehindDq();
+      waitGroups(issueBehindDq ? 1 : 0);
       Value boxes = add(
           dqTile, mul(which, idx(first / boxColumns * queryRows * boxBytes)));
       // The product's rows 16 (warp % 4) + g (+ 8), columns 8 nt + 2 t
@@ -839,6 +840,7 @@ private:
     // warpgroup.
     if (dqSlicesEvenly())
       return slice(group, first);
+    assert(!issueBehindDq && "a branch per warpgroup queues nothing behind");
     auto branch = scf::IfOp::create(
         b, cmp(arith::CmpIPredicate::eq, group, idx(0)), true);
     for (auto [block, which, width] :
