@@ -3,10 +3,12 @@ per call, from torch.profiler over 5 calls after a warm-up: name, median
 time per call, and the calls' span; for the windowed and gpt-oss rows of
 issue 14's bars and the dense D 64 rows.
 
-PYTHONPATH=... python3 bench/forty-second/bwd_parts.py
+PYTHONPATH=... python3 bench/forty-second/bwd_parts.py [NAME-SUBSTRING...]
+(the cases whose names hold one of the substrings; all without any)
 """
 import collections
 import statistics
+import sys
 
 import torch
 from torch.profiler import ProfilerActivity, profile
@@ -18,7 +20,11 @@ CASES = [("gpt-oss window 128", 2, 64, 8, 8192, 64, True, 128, 0, True),
          ("gpt-oss full", 2, 64, 8, 8192, 64, True, None, 0, True),
          ("window 4096", 2, 32, 32, 8192, 64, True, 4096, 0, False),
          ("full D 64", 4, 32, 32, 4096, 64, False, None, 0, False),
-         ("causal D 64", 4, 32, 32, 4096, 64, True, None, 0, False)]
+         ("causal D 64", 4, 32, 32, 4096, 64, True, None, 0, False),
+         ("causal D 128", 4, 16, 16, 4096, 128, True, None, 0, False),
+         ("full D 128", 4, 16, 16, 4096, 128, False, None, 0, False),
+         ("GQA 32/8 causal D 128", 4, 32, 8, 4096, 128, True, None, 0,
+          False)]
 CALLS = 5
 
 
@@ -26,6 +32,8 @@ def main():
     print(torch.cuda.get_device_name())
     torch.manual_seed(0)
     for name, b, hq, hkv, s, d, causal, window, sink_tokens, learnable in CASES:
+        if len(sys.argv) > 1 and not any(a in name for a in sys.argv[1:]):
+            continue
         q = torch.randn(b, hq, s, d, device="cuda", dtype=torch.bfloat16,
                         requires_grad=True)
         k, v = (torch.randn(b, hkv, s, d, device="cuda",

@@ -141,8 +141,9 @@ device_build_tflops() {
 device_ncu() {
   local name=$1 kernel=$2 spec=$3 shape=$4
   shift 4
+  # shellcheck disable=SC2086 # NCU_EXTRA: more ncu arguments, split
   FA_CACHE_DIR=${DEVICE_CACHE_DIR:-/tmp/c-ncu} FA_AUTOTUNE=0 timeout 150 ncu --section SpeedOfLight \
-    --section WarpStateStats --section SourceCounters --section SchedulerStats \
+    --section WarpStateStats --section SourceCounters --section SchedulerStats ${NCU_EXTRA:-} \
     --metrics sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,sm__issue_active.avg.pct_of_peak_sustained_active \
     --kernel-name "regex:$kernel" --launch-count 1 -f -o "/tmp/$name" \
     "$R" "kernels_spec/$spec.mlir" --target gpu --dtype bf16 --backward "$@" --shape "$shape" > "/tmp/$name.log" 2>&1

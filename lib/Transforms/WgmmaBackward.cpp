@@ -800,22 +800,40 @@ private:
       // The product's rows 16 (warp % 4) + g (+ 8), columns 8 nt + 2 t
       // (+ 1), into boxes of boxColumns f32 columns by queryRows rows.
       Value rowInTile = opaque(add(mul(remi(warp, 4), idx(16)), quadRank));
-      for (auto [nt, tile] : llvm::enumerate(accumulatorTiles(acc, width))) {
-        int64_t col = int64_t(nt) * 8;
+      SmallVector<SmallVector<Value, 4>> tiles = accumulatorTiles(acc, width);
+      // In a 128-byte box the swizzle gives rows g and g ^ 1 the same two
+      // chunks of a tile's columns, the same banks: a half-warp's stores
+      // took two wavefronts where one holds them (ncu, bench/NOTES.md
+      // forty-sixth session). So odd rows store the tile two over (chunks
+      // ^ 4) where even rows store tile nt; each store's four rows a
+      // half-warp then fill the 32 banks once.
+      bool crossTiles = boxBytes == 128;
+      assert((!crossTiles || tiles.size() % 4 == 0) && "whole boxes");
+      Value oddRow =
+          crossTiles ? cmp(arith::CmpIPredicate::ne, remi(quadRank, 2), idx(0))
+                     : Value();
+      for (int64_t nt = 0, tileCount = tiles.size(); nt < tileCount; ++nt) {
+        int64_t col = nt * 8;
         int64_t boxStart = col / boxColumns * queryRows * boxBytes;
-        int64_t chunk = col % boxColumns / 4;
+        Value chunk = idx(col % boxColumns / 4);
+        if (crossTiles)
+          chunk = xori(chunk, mul(remi(quadRank, 2), idx(4)));
         for (int64_t r = 0; r < 2; ++r) {
           Value rr = add(rowInTile, idx(8 * r));
           // Lane t's two columns are 8 bytes into chunk + t / 2.
-          Value address = add(
-              add(boxes, idx(boxStart)),
-              add(swizzledAt(rr, add(idx(chunk), divi(quadTid, 2)), boxBytes),
-                  mul(remi(quadTid, 2), idx(8))));
+          Value address =
+              add(add(boxes, idx(boxStart)),
+                  add(swizzledAt(rr, add(chunk, divi(quadTid, 2)), boxBytes),
+                      mul(remi(quadTid, 2), idx(8))));
           Value pair =
               LLVM::PoisonOp::create(b, VectorType::get({2}, b.getF32Type()));
-          for (int64_t e = 0; e < 2; ++e)
-            pair =
-                LLVM::InsertElementOp::create(b, pair, tile[2 * r + e], i32(e));
+          for (int64_t e = 0; e < 2; ++e) {
+            Value value = tiles[nt][2 * r + e];
+            if (crossTiles)
+              value = arith::SelectOp::create(b, oddRow,
+                                              tiles[nt ^ 2][2 * r + e], value);
+            pair = LLVM::InsertElementOp::create(b, pair, value, i32(e));
+          }
           LLVM::StoreOp::create(b, pair, sharedPointer(address),
                                 /*alignment=*/8);
         }

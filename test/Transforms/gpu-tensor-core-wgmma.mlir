@@ -218,7 +218,7 @@
 // D 32) with both operands transposed, dK's product (A from registers)
 // queued behind it, and once dQ's group is done (wait 1) its product
 // stored as f32 pairs into the swizzled dQ tile (boxes of 16 columns, the
-// 64-byte swizzle), fenced again, the consumer's named
+// 64-byte swizzle, a lane's pairs in tile order), fenced again, the consumer's named
 // barrier (2 + its warpgroup), and one thread has TMA add the boxes into
 // the accumulator (its tensor map: name 4, 4-byte elements). D's halves
 // being equal, that code comes once per tile, the warpgroup's columns
@@ -269,6 +269,17 @@
 // CHECK: nvvm.mbarrier.arrive
 // CHECK: module(@gqa_backward_wgmma_dk_dv_d128)
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// In 128-byte boxes (32 columns: D 64 and 128) the odd rows store the
+// tile two over (its chunks ^ 4, each value a select), so that no two rows
+// of a half-warp's store share banks.
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: %[[ODD:.*]] = arith.cmpi ne
+// CHECK: arith.xori %{{.*}}, %{{.*}} : index
+// CHECK: arith.select %[[ODD]]
+// CHECK: llvm.insertelement
+// CHECK: arith.select %[[ODD]]
+// CHECK: llvm.insertelement
+// CHECK: llvm.store {{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<3>
 // Past D 128 the two consumers share a block's 64 keys: each takes S^T
 // and dP^T for half of the tile's query rows (n 32, over the whole head
 // dim), both put P^T and dS^T in shared memory, and each multiplies them,

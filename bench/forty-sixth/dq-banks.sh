@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# carry ["bundle"]: the D 128 (and D 64) dK/dV kernel that adds dQ stores
+# its f32 dQ product to the shared tile without bank conflicts (odd rows
+# store the tile two over; bundle/dqconf-overlay.tar.xz, "n") against main
+# 76990c3 (the bundle, "a"). Checks against float64 of the kernel, the
+# sanitizers, fa-run backward TFLOP/s alternated, and ncu's shared
+# wavefronts of the new kernel.
+source bench/lib/device.sh
+S=$OUT/summary.txt
+device_setup $S n bundle/dqconf-overlay.tar.xz || exit 1
+A=--dq-atomics
+R=/tmp/fa-n/bin/fa-run LD_LIBRARY_PATH=/tmp/fa-n/lib:$LD_LIBRARY_PATH device_check_lines $A <<'LINES'
+kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,128
+kernels_spec/mha.mlir --dtype f16 --shape 2,4,4,333,1025,128
+kernels_spec/gqa_causal.mlir --dtype bf16 --shape 1,32,8,1000,1000,128
+kernels_spec/streaming.mlir --dtype bf16 --shape 2,8,8,1531,1531,128
+kernels_spec/swa.mlir --dtype bf16 --shape 1,16,16,3000,3000,128
+kernels_spec/causal.mlir --dtype bf16 --shape 1,8,8,300,300,32
+kernels_spec/mha.mlir --dtype bf16 --shape 3,8,8,555,555,64
+kernels_spec/gpt_oss.mlir --dtype bf16 --shape 2,64,8,1000,1000,64
+kernels_spec/mha.mlir --dtype bf16 --shape 1,8,8,65,65,128
+kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,96
+kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,128 --deterministic
+kernels_spec/gqa_causal.mlir --dtype f16 --shape 2,32,8,777,777,64
+LINES
+R=/tmp/fa-n/bin/fa-run LD_LIBRARY_PATH=/tmp/fa-n/lib:$LD_LIBRARY_PATH device_sanitize causal 1,4,4,1000,1000,128 --backward $A
+echo "sanitizers done (${SECONDS}s)" >> $S
+for round in 1 2; do
+  for v in a n; do
+    device_build_tflops $v causal 4,16,16,4096,4096,128 --backward $A
+    device_build_tflops $v mha 4,16,16,4096,4096,128 --backward $A
+  done
+done
+for v in a n; do
+  device_build_tflops $v causal 4,32,32,4096,4096,64 --backward $A
+  device_build_tflops $v gqa_causal 4,32,8,4096,4096,128 --backward $A
+done
+R=/tmp/fa-n/bin/fa-run LD_LIBRARY_PATH=/tmp/fa-n/lib:$LD_LIBRARY_PATH \
+  NCU_EXTRA="--section MemoryWorkloadAnalysis_Tables" \
+  device_ncu ncu-causal-128-banks '_backward_wgmma_dk_dv_d128$' causal 1,16,16,8192,8192,128 $A
+grep -E "bank_conflicts_pipe_lsu_mem_shared.sum |wavefronts_mem_shared.sum" /tmp/ncu-causal-128-banks.log | head -4 >> $S
+echo "done ${SECONDS}s" >> $S
+cat $S
