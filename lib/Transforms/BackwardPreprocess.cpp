@@ -21,8 +21,9 @@
 //
 // Where dQ accumulates in f32 (the wgmma dK/dV kernel's TMA reduce-adds), two
 // elementwise kernels frame it: one zeroes the accumulator, one writes
-// dq = scale * accumulator in the output's type; each thread takes four
-// consecutive elements of a row.
+// dq = scale * accumulator in the output's type; a block per 64 rows of a
+// (batch, head), as the D kernel's, each thread taking four consecutive
+// elements of a row at a time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -178,7 +179,8 @@ public:
     forEachQuad(accum, name, [&](ValueRange at) {
       Value zeros = arith::ConstantOp::create(
           b, DenseElementsAttr::get(quadType(b.getF32Type()), 0.0f));
-      vector::StoreOp::create(b, zeros, accum, at);
+      vector::StoreOp::create(b, zeros, accum, at, /*nontemporal=*/false,
+                              llvm::Align(16));
     });
   }
 
@@ -187,7 +189,8 @@ public:
   void emitScaledCopy(Value accum, Value dq, Value scale, StringRef name) {
     dq = withUnitStride(dq);
     forEachQuad(accum, name, [&](ValueRange at) {
-      Value x = vector::LoadOp::create(b, quadType(b.getF32Type()), accum, at);
+      Value x = vector::LoadOp::create(b, quadType(b.getF32Type()), accum, at,
+                                       /*nontemporal=*/false, llvm::Align(16));
       Value factor = vector::BroadcastOp::create(b, x.getType(), scale);
       Value y = arith::MulFOp::create(b, x, factor);
       if (!element.isF32())
@@ -226,28 +229,44 @@ private:
       total = fadd(total, memref::LoadOp::create(b, warpSums, idx(w)));
     use(total);
   }
-  /// A kernel with a thread per four consecutive elements of the rows of
-  /// the [batch, head, row, D] `shape`; `body` gets their first index.
+  /// A kernel over the [batch, head, row, D] `shape`: a block per
+  /// kRowDotBlockRows rows of a (batch, head), as the D kernel's, whose
+  /// threads stride over those rows' quads (four consecutive elements);
+  /// `body` gets a quad's first index. A quad's row and column in the block
+  /// take one 32-bit division. (A thread a quad, its index delinearised by
+  /// 64-bit divisions, made the f32 dQ accumulator's zeroing and copy
+  /// bound by those: 2.7 and 3.2 TB/s on the H200, bench/NOTES.md,
+  /// forty-sixth session.)
   void forEachQuad(Value shape, StringRef name,
                    llvm::function_ref<void(ValueRange)> body) {
     constexpr int64_t threads = 32 * kPreprocessWarps;
     Value quadsPerRow = divi(dim(shape, 3), 4);
-    Value rows = mul(dim(shape, 2), mul(dim(shape, 1), dim(shape, 0)));
-    Value quads = mul(rows, quadsPerRow);
-    launchBlocks({ceilDiv(quads, threads), idx(1), idx(1)}, 0, {}, name,
-                 [&](gpu::LaunchOp) {
-                   Value quad = add(mul(blockCoord[0], idx(threads)), tid);
-                   auto inRange = scf::IfOp::create(
-                       b, cmp(arith::CmpIPredicate::slt, quad, quads), false);
-                   OpBuilder::InsertionGuard guard(b);
-                   b.setInsertionPointToStart(inRange.thenBlock());
-                   Value row = divi(quad, quadsPerRow);
-                   Value col = mul(remi(quad, quadsPerRow), idx(4));
-                   SmallVector<Value, 3> at =
-                       delinearize(row, ValueRange{dim(shape, 2), dim(shape, 1),
-                                                   dim(shape, 0)});
-                   body(ValueRange{at[2], at[1], at[0], col});
-                 });
+    Value rows = dim(shape, 2);
+    launchBlocks(
+        {rowBlockCount(b, rows), dim(shape, 1), dim(shape, 0)}, 0, {}, name,
+        [&](gpu::LaunchOp) {
+          Value first = mul(blockCoord[0], idx(kRowDotBlockRows));
+          Value quads =
+              mul(min(idx(kRowDotBlockRows), sub(rows, first)), quadsPerRow);
+          Value perRow = toI32(quadsPerRow);
+          scf::ForOp::create(
+              b, tid, quads, idx(threads), ValueRange{},
+              [&](OpBuilder &, Location, Value quad, ValueRange) {
+                Value at = toI32(quad);
+                Value row = add(first, fromI32(arith::DivUIOp::create(
+                                           b, at, perRow)));
+                Value col = mul(
+                    fromI32(arith::RemUIOp::create(b, at, perRow)), idx(4));
+                body(ValueRange{batchIdx, blockCoord[1], row, col});
+                scf::YieldOp::create(b);
+              });
+        });
+  }
+  Value toI32(Value index) {
+    return arith::IndexCastUIOp::create(b, b.getI32Type(), index);
+  }
+  Value fromI32(Value x) {
+    return arith::IndexCastUIOp::create(b, b.getIndexType(), x);
   }
 
   Value extract(Value vector, int64_t e) {

@@ -225,10 +225,15 @@
 // and barrier by offsets (a branch per warpgroup where they are not, as
 // at D 80 and 96). A kernel
 // zeroes the accumulator before and one scales it into dq after (both
-// whatever the head dim); dQ's loop keeps only its fallback.
+// whatever the head dim; a block per 64 rows, threads striding over their
+// 16-byte quads, a 32-bit division each); dQ's loop keeps only its
+// fallback.
 // CHECK-LABEL: func.func @gqa_backward(
 // CHECK: memref.alloc({{.*}}) : memref<?x?x?x?xf32>
 // CHECK: module(@gqa_backward_wgmma_dq_zero)
+// CHECK: scf.for
+// CHECK: arith.divui {{.*}} : i32
+// CHECK: vector.store {{.*}} {alignment = 16 : i64} : memref<?x?x?x?xf32>, vector<4xf32>
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c1_i64, %c2_i64, %c64_i64, %c32_i64, %c128_i64,
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c2_i64{{.*}}, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c128_i64{{.*}},
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c0_i64, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c64_i64{{.*}},
@@ -312,6 +317,7 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: scf.if
 // CHECK: module(@gqa_backward_wgmma_dq_copy)
+// CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<?x?x?x?xf32>, vector<4xf32>
 // CHECK: arith.truncf {{.*}} : vector<4xf32> to vector<4xbf16>
 // CHECK: memref.dealloc
 
