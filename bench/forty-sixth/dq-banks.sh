@@ -9,20 +9,7 @@ source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S n bundle/dqconf-overlay.tar.xz || exit 1
 A=--dq-atomics
-R=/tmp/fa-n/bin/fa-run LD_LIBRARY_PATH=/tmp/fa-n/lib:$LD_LIBRARY_PATH device_check_lines $A <<'LINES'
-kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,128
-kernels_spec/mha.mlir --dtype f16 --shape 2,4,4,333,1025,128
-kernels_spec/gqa_causal.mlir --dtype bf16 --shape 1,32,8,1000,1000,128
-kernels_spec/streaming.mlir --dtype bf16 --shape 2,8,8,1531,1531,128
-kernels_spec/swa.mlir --dtype bf16 --shape 1,16,16,3000,3000,128
-kernels_spec/causal.mlir --dtype bf16 --shape 1,8,8,300,300,32
-kernels_spec/mha.mlir --dtype bf16 --shape 3,8,8,555,555,64
-kernels_spec/gpt_oss.mlir --dtype bf16 --shape 2,64,8,1000,1000,64
-kernels_spec/mha.mlir --dtype bf16 --shape 1,8,8,65,65,128
-kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,96
-kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,128 --deterministic
-kernels_spec/gqa_causal.mlir --dtype f16 --shape 2,32,8,777,777,64
-LINES
+R=/tmp/fa-n/bin/fa-run LD_LIBRARY_PATH=/tmp/fa-n/lib:$LD_LIBRARY_PATH device_check_lines $A < bench/lib/checks-dq-atomics.txt
 R=/tmp/fa-n/bin/fa-run LD_LIBRARY_PATH=/tmp/fa-n/lib:$LD_LIBRARY_PATH device_sanitize causal 1,4,4,1000,1000,128 --backward $A
 echo "sanitizers done (${SECONDS}s)" >> $S
 for round in 1 2; do

@@ -21,7 +21,8 @@
 #                            device_check_lines)
 #   device_check_lines [FLAGS...]
 #                            device_check_line of each line of fa-run
-#                            arguments on stdin (with FLAGS after them),
+#                            arguments on stdin (with FLAGS after them;
+#                            blank and "#" lines skipped),
 #                            8 at once; their lines, then "checks done",
 #                            in SUMMARY
 #   device_torch_tests LIMIT EXPR
@@ -176,7 +177,7 @@ device_check_lines() {
   local n=0 line
   rm -f /tmp/chk*.txt
   while read -r line; do
-    [ -n "$line" ] || continue
+    case $line in '' | '#'*) continue ;; esac
     n=$((n + 1))
     # shellcheck disable=SC2086 # the line's words are fa-run's arguments
     device_check_line $n $line "$@" < /dev/null &

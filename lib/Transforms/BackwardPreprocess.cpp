@@ -262,12 +262,6 @@ private:
               });
         });
   }
-  Value toI32(Value index) {
-    return arith::IndexCastUIOp::create(b, b.getI32Type(), index);
-  }
-  Value fromI32(Value x) {
-    return arith::IndexCastUIOp::create(b, b.getIndexType(), x);
-  }
 
   Value extract(Value vector, int64_t e) {
     return vector::ExtractOp::create(b, vector, e);

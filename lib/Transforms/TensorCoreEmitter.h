@@ -434,6 +434,13 @@ protected:
   }
   Value divi(Value x, Value d) { return arith::DivUIOp::create(b, x, d); }
   Value remi(Value x, Value d) { return arith::RemUIOp::create(b, x, d); }
+  /// An index as i32 and back, both unsigned.
+  Value toI32(Value index) {
+    return arith::IndexCastUIOp::create(b, b.getI32Type(), index);
+  }
+  Value fromI32(Value x) {
+    return arith::IndexCastUIOp::create(b, b.getIndexType(), x);
+  }
 
   /// Issues the cp.async copies of rows [start, start + rows) of
   /// source[batch, head] into `tile` (rows past `limit` are zero filled, so

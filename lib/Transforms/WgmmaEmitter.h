@@ -128,9 +128,6 @@ protected:
   Value i32(int64_t v) {
     return arith::ConstantIntOp::create(b, b.getI32Type(), v);
   }
-  Value toI32(Value index) {
-    return arith::IndexCastUIOp::create(b, b.getI32Type(), index);
-  }
   Value toI64(Value index) {
     return arith::IndexCastUIOp::create(b, b.getI64Type(), index);
   }
