@@ -274,7 +274,7 @@
 // CHECK: nvvm.mbarrier.arrive
 // CHECK: module(@gqa_backward_wgmma_dk_dv_d128)
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
-// In 128-byte boxes (32 columns: D 64 and 128) the odd rows store the
+// In 128-byte boxes (32 columns: D 64, 96 and 128) the odd rows store the
 // tile two over (its chunks ^ 4, each value a select), so that no two rows
 // of a half-warp's store share banks.
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
