@@ -809,15 +809,18 @@ private:
       // half-warp then fill the 32 banks once.
       bool crossTiles = boxBytes == 128;
       assert((!crossTiles || tiles.size() % 4 == 0) && "whole boxes");
-      Value oddRow =
-          crossTiles ? cmp(arith::CmpIPredicate::ne, remi(quadRank, 2), idx(0))
-                     : Value();
+      Value rowParity, oddRow, chunkSwap;
+      if (crossTiles) {
+        rowParity = remi(quadRank, 2);
+        oddRow = cmp(arith::CmpIPredicate::ne, rowParity, idx(0));
+        chunkSwap = mul(rowParity, idx(4));
+      }
       for (int64_t nt = 0, tileCount = tiles.size(); nt < tileCount; ++nt) {
         int64_t col = nt * 8;
         int64_t boxStart = col / boxColumns * queryRows * boxBytes;
         Value chunk = idx(col % boxColumns / 4);
         if (crossTiles)
-          chunk = xori(chunk, mul(remi(quadRank, 2), idx(4)));
+          chunk = xori(chunk, chunkSwap);
         for (int64_t r = 0; r < 2; ++r) {
           Value rr = add(rowInTile, idx(8 * r));
           // Lane t's two columns are 8 bytes into chunk + t / 2.
