@@ -801,20 +801,23 @@ private:
       // (+ 1), into boxes of boxColumns f32 columns by queryRows rows.
       Value rowInTile = opaque(add(mul(remi(warp, 4), idx(16)), quadRank));
       SmallVector<SmallVector<Value, 4>> tiles = accumulatorTiles(acc, width);
-      // In a 128-byte box the swizzle gives rows g and g ^ 1 the same two
-      // chunks of a tile's columns, the same banks: a half-warp's stores
+      // The swizzle XORs a row's 16-byte chunks with its phase, (row % 8)
+      // / (128 / boxBytes); rows whose phases differ in the lowest bit
+      // alone (g and g ^ 1 in 128-byte boxes, g and g ^ 2 in 64-byte ones)
+      // put a tile's two chunks in the same banks: a half-warp's stores
       // took two wavefronts where one holds them (ncu, bench/NOTES.md
-      // forty-sixth session). So odd rows store the tile two over (chunks
-      // ^ 4) where even rows store tile nt; each store's four rows a
-      // half-warp then fill the 32 banks once.
-      bool crossTiles = boxBytes == 128;
-      assert((!crossTiles || tiles.size() % 4 == 0) && "whole boxes");
-      Value rowParity, oddRow, chunkSwap;
-      if (crossTiles) {
-        rowParity = remi(quadRank, 2);
-        oddRow = cmp(arith::CmpIPredicate::ne, rowParity, idx(0));
-        chunkSwap = mul(rowParity, idx(4));
-      }
+      // forty-sixth session). So rows of odd phase store the tile half a
+      // box over (chunks ^ tilesPerBox) where the others store tile nt;
+      // each store's four rows a half-warp then fill the 32 banks once.
+      int64_t tilesPerBox = boxColumns / 8;
+      assert(tiles.size() % tilesPerBox == 0 && "whole boxes");
+      bool crossTiles = tilesPerBox >= 2;
+      Value oddPhase =
+          crossTiles ? remi(divi(quadRank, 128 / boxBytes), 2) : Value();
+      Value oddRow =
+          crossTiles ? cmp(arith::CmpIPredicate::ne, oddPhase, idx(0))
+                     : Value();
+      Value chunkSwap = crossTiles ? mul(oddPhase, idx(tilesPerBox)) : Value();
       for (int64_t nt = 0, tileCount = tiles.size(); nt < tileCount; ++nt) {
         int64_t col = nt * 8;
         int64_t boxStart = col / boxColumns * queryRows * boxBytes;
@@ -833,8 +836,8 @@ private:
           for (int64_t e = 0; e < 2; ++e) {
             Value value = tiles[nt][2 * r + e];
             if (crossTiles)
-              value = arith::SelectOp::create(b, oddRow,
-                                              tiles[nt ^ 2][2 * r + e], value);
+              value = arith::SelectOp::create(
+                  b, oddRow, tiles[nt ^ (tilesPerBox / 2)][2 * r + e], value);
             pair = LLVM::InsertElementOp::create(b, pair, value, i32(e));
           }
           LLVM::StoreOp::create(b, pair, sharedPointer(address),

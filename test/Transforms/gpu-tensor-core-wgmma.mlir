@@ -218,7 +218,8 @@
 // D 32) with both operands transposed, dK's product (A from registers)
 // queued behind it, and once dQ's group is done (wait 1) its product
 // stored as f32 pairs into the swizzled dQ tile (boxes of 16 columns, the
-// 64-byte swizzle, a lane's pairs in tile order), fenced again, the consumer's named
+// 64-byte swizzle; rows of odd phase store the box's other tile, by
+// selects), fenced again, the consumer's named
 // barrier (2 + its warpgroup), and one thread has TMA add the boxes into
 // the accumulator (its tensor map: name 4, 4-byte elements). D's halves
 // being equal, that code comes once per tile, the warpgroup's columns
@@ -261,6 +262,7 @@
 // CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: arith.select
 // CHECK-COUNT-4: llvm.store {{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<3>
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: nvvm.barrier id = %{{[0-9]+}} number_of_threads = %c128_i32
