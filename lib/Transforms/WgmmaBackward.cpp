@@ -814,9 +814,9 @@ private:
       bool crossTiles = tilesPerBox >= 2;
       Value oddPhase =
           crossTiles ? remi(divi(quadRank, 128 / boxBytes), 2) : Value();
-      Value oddRow =
-          crossTiles ? cmp(arith::CmpIPredicate::ne, oddPhase, idx(0))
-                     : Value();
+      Value oddRow = crossTiles
+                         ? cmp(arith::CmpIPredicate::ne, oddPhase, idx(0))
+                         : Value();
       Value chunkSwap = crossTiles ? mul(oddPhase, idx(tilesPerBox)) : Value();
       for (int64_t nt = 0, tileCount = tiles.size(); nt < tileCount; ++nt) {
         int64_t col = nt * 8;
