@@ -9,8 +9,8 @@ source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S n bundle/dqwrite-overlay.tar.xz l bundle/dqwrite-overlay.tar.xz || exit 1
 A=--dq-atomics
-R=/tmp/fa-n/bin/fa-run LD_LIBRARY_PATH=/tmp/fa-n/lib:$LD_LIBRARY_PATH device_check_lines $A < bench/lib/checks-dq-atomics.txt
-R=/tmp/fa-n/bin/fa-run LD_LIBRARY_PATH=/tmp/fa-n/lib:$LD_LIBRARY_PATH device_sanitize causal 1,4,4,333,1000,128 --backward $A
+device_on n device_check_lines $A < bench/lib/checks-dq-atomics.txt
+device_on n device_sanitize causal 1,4,4,333,1000,128 --backward $A
 for shape in causal mha; do
   for v in a n l; do
     if [ $v = l ]; then export FA_LATE=1; else unset FA_LATE; fi

@@ -10,7 +10,7 @@ S=$OUT/summary.txt
 device_setup $S s2 bundle/stages-overlay.tar.xz s3 bundle/stages-overlay.tar.xz \
   s4 bundle/stages-overlay.tar.xz || exit 1
 export FA_BWD_STAGES=3
-R=/tmp/fa-s3/bin/fa-run LD_LIBRARY_PATH=/tmp/fa-s3/lib:$LD_LIBRARY_PATH device_check_lines <<'LINES'
+device_on s3 device_check_lines <<'LINES'
 kernels_spec/mha.mlir --dtype bf16 --shape 3,8,8,555,555,64
 kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,64
 kernels_spec/gqa_causal.mlir --dtype f16 --shape 2,32,8,777,777,64

@@ -11,13 +11,13 @@ source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S n bundle/dqbanks64-overlay.tar.xz || exit 1
 A=--dq-atomics
-R=/tmp/fa-n/bin/fa-run LD_LIBRARY_PATH=/tmp/fa-n/lib:$LD_LIBRARY_PATH device_check_lines $A < bench/lib/checks-dq-atomics.txt
-R=/tmp/fa-n/bin/fa-run LD_LIBRARY_PATH=/tmp/fa-n/lib:$LD_LIBRARY_PATH device_check_lines $A <<'LINES'
+device_on n device_check_lines $A < bench/lib/checks-dq-atomics.txt
+device_on n device_check_lines $A <<'LINES'
 kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,80
 kernels_spec/mha.mlir --dtype f16 --shape 2,4,4,333,1025,80
 kernels_spec/gqa_causal.mlir --dtype bf16 --shape 1,32,8,1000,1000,32
 LINES
-R=/tmp/fa-n/bin/fa-run LD_LIBRARY_PATH=/tmp/fa-n/lib:$LD_LIBRARY_PATH device_sanitize causal 1,4,4,1000,1000,80 --backward $A
+device_on n device_sanitize causal 1,4,4,1000,1000,80 --backward $A
 for v in a n a n; do
   device_build_tflops $v causal 2,16,16,8192,8192,80 --backward $A
   device_build_tflops $v mha 2,16,16,8192,8192,80 --backward $A

@@ -9,8 +9,8 @@ source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S n bundle/dqconf-overlay.tar.xz || exit 1
 A=--dq-atomics
-R=/tmp/fa-n/bin/fa-run LD_LIBRARY_PATH=/tmp/fa-n/lib:$LD_LIBRARY_PATH device_check_lines $A < bench/lib/checks-dq-atomics.txt
-R=/tmp/fa-n/bin/fa-run LD_LIBRARY_PATH=/tmp/fa-n/lib:$LD_LIBRARY_PATH device_sanitize causal 1,4,4,1000,1000,128 --backward $A
+device_on n device_check_lines $A < bench/lib/checks-dq-atomics.txt
+device_on n device_sanitize causal 1,4,4,1000,1000,128 --backward $A
 echo "sanitizers done (${SECONDS}s)" >> $S
 for round in 1 2; do
   for v in a n; do
@@ -22,8 +22,7 @@ for v in a n; do
   device_build_tflops $v causal 4,32,32,4096,4096,64 --backward $A
   device_build_tflops $v gqa_causal 4,32,8,4096,4096,128 --backward $A
 done
-R=/tmp/fa-n/bin/fa-run LD_LIBRARY_PATH=/tmp/fa-n/lib:$LD_LIBRARY_PATH \
-  NCU_EXTRA="--section MemoryWorkloadAnalysis_Tables" \
+NCU_EXTRA="--section MemoryWorkloadAnalysis_Tables" device_on n \
   device_ncu ncu-causal-128-banks '_backward_wgmma_dk_dv_d128$' causal 1,16,16,8192,8192,128 $A
 grep -E "bank_conflicts_pipe_lsu_mem_shared.sum |wavefronts_mem_shared.sum" /tmp/ncu-causal-128-banks.log | head -4 >> $S
 echo "done ${SECONDS}s" >> $S

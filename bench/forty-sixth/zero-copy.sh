@@ -9,7 +9,7 @@ source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S n bundle/zerocopy-overlay.tar.xz c bundle/dqconf-overlay.tar.xz || exit 1
 A=--dq-atomics
-R=/tmp/fa-n/bin/fa-run LD_LIBRARY_PATH=/tmp/fa-n/lib:$LD_LIBRARY_PATH device_check_lines $A <<'LINES'
+device_on n device_check_lines $A <<'LINES'
 kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,128
 kernels_spec/mha.mlir --dtype f16 --shape 2,4,4,333,1025,128
 kernels_spec/gqa_causal.mlir --dtype bf16 --shape 1,32,8,1000,1000,128
@@ -19,7 +19,7 @@ kernels_spec/gpt_oss.mlir --dtype bf16 --shape 2,64,8,1000,1000,64
 kernels_spec/mha.mlir --dtype bf16 --shape 1,8,8,65,65,128
 kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,96
 LINES
-R=/tmp/fa-n/bin/fa-run LD_LIBRARY_PATH=/tmp/fa-n/lib:$LD_LIBRARY_PATH device_sanitize mha 1,4,4,333,333,64 --backward $A
+device_on n device_sanitize mha 1,4,4,333,333,64 --backward $A
 for v in c n; do
   device_build_tflops $v causal 4,16,16,4096,4096,128 --backward $A
   device_build_tflops $v mha 4,16,16,4096,4096,128 --backward $A

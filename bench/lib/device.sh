@@ -63,11 +63,13 @@
 #                            LD_LIBRARY_PATH set on the call time another
 #                            build (device_overlay's), DEVICE_CACHE_DIR its
 #                            own kernel cache
+#   device_on V COMMAND...   COMMAND (a device_* step) with build V's fa-run
+#                            (R) and libraries (a: the bundle, else
+#                            device_overlay's /tmp/fa-V)
 #   device_build_tflops V SPEC SHAPE [FLAGS...]
-#                            device_tflops with build V's fa-run and kernel
-#                            cache (a: the bundle, else device_overlay's
-#                            /tmp/fa-V), as a line "SPEC SHAPE V ..." in
-#                            SUMMARY
+#                            device_tflops on build V (device_on) with a
+#                            kernel cache of its own, as a line
+#                            "SPEC SHAPE V ..." in SUMMARY
 #   device_ncu NAME KERNEL SPEC SHAPE [FLAGS...]
 #                            ncu of one launch of the kernel matching KERNEL
 #                            (a regex) in fa-run --backward of SPEC at SHAPE
@@ -131,12 +133,18 @@ device_tflops() {
   device_tflops_lines "$@" | tr '\n' ' '
 }
 
-device_build_tflops() {
+device_on() {
   local v=$1 d=$FA
   shift
   [ "$v" = a ] || d=/tmp/fa-$v
-  echo "$1 $2 $v $(R=$d/bin/fa-run LD_LIBRARY_PATH=$d/lib DEVICE_CACHE_DIR=/tmp/c-$v \
-    device_tflops "$@") (${SECONDS}s)" >> "$DEVICE_SUMMARY"
+  R=$d/bin/fa-run LD_LIBRARY_PATH=$d/lib "$@"
+}
+
+device_build_tflops() {
+  local v=$1
+  shift
+  echo "$1 $2 $v $(DEVICE_CACHE_DIR=/tmp/c-$v device_on "$v" device_tflops "$@") (${SECONDS}s)" \
+    >> "$DEVICE_SUMMARY"
 }
 
 device_ncu() {

@@ -253,10 +253,10 @@ private:
               b, tid, quads, idx(threads), ValueRange{},
               [&](OpBuilder &, Location, Value quad, ValueRange) {
                 Value at = toI32(quad);
-                Value row = add(first, fromI32(arith::DivUIOp::create(
+                Value row = add(first, toIndex(arith::DivUIOp::create(
                                            b, at, perRow)));
                 Value col = mul(
-                    fromI32(arith::RemUIOp::create(b, at, perRow)), idx(4));
+                    toIndex(arith::RemUIOp::create(b, at, perRow)), idx(4));
                 body(ValueRange{batchIdx, blockCoord[1], row, col});
                 scf::YieldOp::create(b);
               });

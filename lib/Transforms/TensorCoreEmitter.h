@@ -434,11 +434,12 @@ protected:
   }
   Value divi(Value x, Value d) { return arith::DivUIOp::create(b, x, d); }
   Value remi(Value x, Value d) { return arith::RemUIOp::create(b, x, d); }
-  /// An index as i32 and back, both unsigned.
+  /// An index as i32, and an integer of any width as an index, both
+  /// unsigned.
   Value toI32(Value index) {
     return arith::IndexCastUIOp::create(b, b.getI32Type(), index);
   }
-  Value fromI32(Value x) {
+  Value toIndex(Value x) {
     return arith::IndexCastUIOp::create(b, b.getIndexType(), x);
   }
 

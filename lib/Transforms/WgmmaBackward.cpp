@@ -812,12 +812,12 @@ private:
       int64_t tilesPerBox = boxColumns / 8;
       assert(tiles.size() % tilesPerBox == 0 && "whole boxes");
       bool crossTiles = tilesPerBox >= 2;
-      Value oddPhase =
-          crossTiles ? remi(divi(quadRank, 128 / boxBytes), 2) : Value();
-      Value oddRow = crossTiles
-                         ? cmp(arith::CmpIPredicate::ne, oddPhase, idx(0))
-                         : Value();
-      Value chunkSwap = crossTiles ? mul(oddPhase, idx(tilesPerBox)) : Value();
+      Value oddRow, chunkSwap;
+      if (crossTiles) {
+        Value oddPhase = remi(divi(quadRank, 128 / boxBytes), 2);
+        oddRow = cmp(arith::CmpIPredicate::ne, oddPhase, idx(0));
+        chunkSwap = mul(oddPhase, idx(tilesPerBox));
+      }
       for (int64_t nt = 0, tileCount = tiles.size(); nt < tileCount; ++nt) {
         int64_t col = nt * 8;
         int64_t boxStart = col / boxColumns * queryRows * boxBytes;

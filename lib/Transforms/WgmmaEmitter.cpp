@@ -57,7 +57,7 @@ Value WgmmaEmitter::opaque(Value value) {
           LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
           /*operand_attrs=*/ArrayAttr())
           .getResult(0);
-  return arith::IndexCastUIOp::create(b, b.getIndexType(), moved);
+  return toIndex(moved);
 }
 
 Value WgmmaEmitter::issueSharedProduct(
