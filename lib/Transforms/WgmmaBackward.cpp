@@ -15,9 +15,9 @@
 //   dV += P^T dO, dK += dS^T Q   wgmma with A from registers and B (dO, Q)
 //                                read MN-major, one group
 // dK and dV stay in registers until the block's last tile. Query tiles are
-// 128 rows up to D 64 (where dQ has its own kernel), else 64
-// (wgmmaDkDvQueryRows): at D 64 the larger tile ran the backward 8-13%
-// faster (bench/NOTES.md, thirty-seventh session).
+// 128 rows up to D 64, else 64 (wgmmaDkDvQueryRows): at D 64 the larger
+// tile ran the backward 8-13% faster with dQ's own kernel (bench/NOTES.md,
+// thirty-seventh session), 8% with dQ added here (forty-eighth).
 //
 // dQ: a query block per (row block, head, batch), ordered as the
 // forward's (queryBlock); up to D 128 on a persistent grid that draws them
@@ -700,16 +700,20 @@ private:
   /// Stores a warpgroup's wgmma A operand (registerOperand: per 16-wide k
   /// step, this lane's rows 16 `rowWarp` + g and + 8) into the key-major
   /// tile at `buffer`, whose rows are 64 16-bit elements in one 128-byte
-  /// swizzle segment, from 16-byte chunk `firstChunk` of each row on.
+  /// swizzle segment, from 16-byte chunk `firstChunk` of each row on. Past
+  /// 64 columns (128-row query tiles) each 64 go to a tile of their own,
+  /// `rows` rows apart.
   void storeKeyMajor(Value buffer, Value rowWarp, Value firstChunk,
-                     ArrayRef<SmallVector<Value, 4>> regs) {
+                     ArrayRef<SmallVector<Value, 4>> regs, int64_t rows) {
     Value row = opaque(add(mul(rowWarp, idx(16)), quadRank));
     for (auto [kk, kRegs] : llvm::enumerate(regs))
       for (int64_t i = 0; i < 4; ++i) {
         Value r = add(row, idx(8 * (i % 2)));
-        Value chunk = add(firstChunk, idx(2 * kk + i / 2));
+        int64_t kChunk = 2 * static_cast<int64_t>(kk) + i / 2;
+        Value chunk = add(firstChunk, idx(kChunk % 8));
         Value address =
-            add(buffer, add(swizzledAt(r, chunk, 128), mul(quadTid, idx(4))));
+            add(add(buffer, idx(kChunk / 8 * rows * 128)),
+                add(swizzledAt(r, chunk, 128), mul(quadTid, idx(4))));
         LLVM::StoreOp::create(b, kRegs[i], sharedPointer(address));
       }
   }
@@ -733,8 +737,8 @@ private:
     // This warpgroup's query rows are 16-byte chunks 4 group.. of a row.
     Value firstChunk = mul(group, idx(queryRows / 2 * elementBytes() / 16));
     Value keyWarp = remi(warp, 4);
-    storeKeyMajor(pTile, keyWarp, firstChunk, pRegs);
-    storeKeyMajor(dsTile, keyWarp, firstChunk, dsRegs);
+    storeKeyMajor(pTile, keyWarp, firstChunk, pRegs, blockN);
+    storeKeyMajor(dsTile, keyWarp, firstChunk, dsRegs, blockN);
     fenceSharedForAsync();
     namedBarrier(kDsBarrier, 128 * groups());
     pTile = opaque(pTile);
@@ -753,9 +757,10 @@ private:
 
   /// dQ[m0 .., :] += dS K for the tile whose dS^T this warpgroup holds in
   /// `dsRegs` (registerOperand, its 64 keys by the tile's query rows):
-  /// both warpgroups put theirs in the tile's shared dS^T buffer, then
-  /// each multiplies all 128 keys by its share of K's columns, puts the
-  /// f32 product in the shared dQ tile, and has TMA add it into the
+  /// both warpgroups put theirs in the tile's shared dS^T buffer (a tile
+  /// of 128 keys per 64 query rows), then each multiplies all 128 keys by
+  /// its share of K's columns (a product per 64 query rows), puts the f32
+  /// product in the shared dQ tile, and has TMA add it into the
   /// accumulator behind `dqMap` (rows past Sq fall outside the map).
   /// Given `issueBehindDq` (only where dqSlicesEvenly), it issues and
   /// commits more products right behind dQ's: then only dQ's group is
@@ -765,9 +770,8 @@ private:
                     ArrayRef<SmallVector<Value, 4>> dsRegs, Value count,
                     Value group, Value head, Value m0, Value dqMap,
                     function_ref<void()> issueBehindDq) {
-    assert(queryRows == 64 && "a dS^T row is one 128-byte segment");
     Value buffer = dsTileAt(at, count);
-    storeKeyMajor(buffer, warp, idx(0), dsRegs);
+    storeKeyMajor(buffer, warp, idx(0), dsRegs, blockN);
     fenceSharedForAsync();
     // The shared dQ tile is free once the last tile's reductions read it;
     // the barrier tells the warpgroup.
@@ -787,61 +791,68 @@ private:
     auto slice = [&](Value which, int64_t width) {
       Value column0 = mul(which, idx(first));
       fence();
-      Value acc = issueTransposedProduct(
-          buffer, blockN,
-          add(keyTile, mul(which, idx(columnBytes(first, blockN)))), blockN,
-          /*column=*/0, width);
+      // A product per 64 of the tile's query rows, each from its own dS^T
+      // tile (storeKeyMajor).
+      SmallVector<Value, 2> accs;
+      for (int64_t rows = 0; rows < queryRows; rows += 64)
+        accs.push_back(issueTransposedProduct(
+            add(buffer, idx(rows / 64 * blockN * 128)), blockN,
+            add(keyTile, mul(which, idx(columnBytes(first, blockN)))), blockN,
+            /*column=*/0, width));
       commit();
       if (issueBehindDq)
         issueBehindDq();
       waitGroups(issueBehindDq ? 1 : 0);
       Value boxes = add(
           dqTile, mul(which, idx(first / boxColumns * queryRows * boxBytes)));
-      // The product's rows 16 (warp % 4) + g (+ 8), columns 8 nt + 2 t
+      // Product p's rows 64 p + 16 (warp % 4) + g (+ 8), columns 8 nt + 2 t
       // (+ 1), into boxes of boxColumns f32 columns by queryRows rows.
-      Value rowInTile = opaque(add(mul(remi(warp, 4), idx(16)), quadRank));
-      SmallVector<SmallVector<Value, 4>> tiles = accumulatorTiles(acc, width);
-      // The swizzle XORs a row's 16-byte chunks with its phase, (row % 8)
-      // / (128 / boxBytes); rows whose phases differ in the lowest bit
-      // alone (g and g ^ 1 in 128-byte boxes, g and g ^ 2 in 64-byte ones)
-      // put a tile's two chunks in the same banks: a half-warp's stores
-      // took two wavefronts where one holds them (ncu, bench/NOTES.md
-      // forty-sixth session). So rows of odd phase store the tile half a
-      // box over (chunks ^ tilesPerBox) where the others store tile nt;
-      // each store's four rows a half-warp then fill the 32 banks once.
-      int64_t tilesPerBox = boxColumns / 8;
-      assert(tiles.size() % tilesPerBox == 0 && "whole boxes");
-      bool crossTiles = tilesPerBox >= 2;
-      Value oddRow, chunkSwap;
-      if (crossTiles) {
-        Value oddPhase = remi(divi(quadRank, 128 / boxBytes), 2);
-        oddRow = cmp(arith::CmpIPredicate::ne, oddPhase, idx(0));
-        chunkSwap = mul(oddPhase, idx(tilesPerBox));
-      }
-      for (int64_t nt = 0, tileCount = tiles.size(); nt < tileCount; ++nt) {
-        int64_t col = nt * 8;
-        int64_t boxStart = col / boxColumns * queryRows * boxBytes;
-        Value chunk = idx(col % boxColumns / 4);
-        if (crossTiles)
-          chunk = xori(chunk, chunkSwap);
-        for (int64_t r = 0; r < 2; ++r) {
-          Value rr = add(rowInTile, idx(8 * r));
-          // Lane t's two columns are 8 bytes into chunk + t / 2.
-          Value address =
-              add(add(boxes, idx(boxStart)),
-                  add(swizzledAt(rr, add(chunk, divi(quadTid, 2)), boxBytes),
-                      mul(remi(quadTid, 2), idx(8))));
-          Value pair =
-              LLVM::PoisonOp::create(b, VectorType::get({2}, b.getF32Type()));
-          for (int64_t e = 0; e < 2; ++e) {
-            Value value = tiles[nt][2 * r + e];
-            if (crossTiles)
-              value = arith::SelectOp::create(
-                  b, oddRow, tiles[nt ^ (tilesPerBox / 2)][2 * r + e], value);
-            pair = LLVM::InsertElementOp::create(b, pair, value, i32(e));
+      Value rowInWarp = opaque(add(mul(remi(warp, 4), idx(16)), quadRank));
+      for (auto [part, acc] : llvm::enumerate(accs)) {
+        Value rowInTile = add(rowInWarp, idx(64 * static_cast<int64_t>(part)));
+        SmallVector<SmallVector<Value, 4>> tiles = accumulatorTiles(acc, width);
+        // The swizzle XORs a row's 16-byte chunks with its phase, (row % 8)
+        // / (128 / boxBytes); rows whose phases differ in the lowest bit
+        // alone (g and g ^ 1 in 128-byte boxes, g and g ^ 2 in 64-byte ones)
+        // put a tile's two chunks in the same banks: a half-warp's stores
+        // took two wavefronts where one holds them (ncu, bench/NOTES.md
+        // forty-sixth session). So rows of odd phase store the tile half a
+        // box over (chunks ^ tilesPerBox) where the others store tile nt;
+        // each store's four rows a half-warp then fill the 32 banks once.
+        int64_t tilesPerBox = boxColumns / 8;
+        assert(tiles.size() % tilesPerBox == 0 && "whole boxes");
+        bool crossTiles = tilesPerBox >= 2;
+        Value oddRow, chunkSwap;
+        if (crossTiles) {
+          Value oddPhase = remi(divi(quadRank, 128 / boxBytes), 2);
+          oddRow = cmp(arith::CmpIPredicate::ne, oddPhase, idx(0));
+          chunkSwap = mul(oddPhase, idx(tilesPerBox));
+        }
+        for (int64_t nt = 0, tileCount = tiles.size(); nt < tileCount; ++nt) {
+          int64_t col = nt * 8;
+          int64_t boxStart = col / boxColumns * queryRows * boxBytes;
+          Value chunk = idx(col % boxColumns / 4);
+          if (crossTiles)
+            chunk = xori(chunk, chunkSwap);
+          for (int64_t r = 0; r < 2; ++r) {
+            Value rr = add(rowInTile, idx(8 * r));
+            // Lane t's two columns are 8 bytes into chunk + t / 2.
+            Value address =
+                add(add(boxes, idx(boxStart)),
+                    add(swizzledAt(rr, add(chunk, divi(quadTid, 2)), boxBytes),
+                        mul(remi(quadTid, 2), idx(8))));
+            Value pair =
+                LLVM::PoisonOp::create(b, VectorType::get({2}, b.getF32Type()));
+            for (int64_t e = 0; e < 2; ++e) {
+              Value value = tiles[nt][2 * r + e];
+              if (crossTiles)
+                value = arith::SelectOp::create(
+                    b, oddRow, tiles[nt ^ (tilesPerBox / 2)][2 * r + e], value);
+              pair = LLVM::InsertElementOp::create(b, pair, value, i32(e));
+            }
+            LLVM::StoreOp::create(b, pair, sharedPointer(address),
+                                  /*alignment=*/8);
           }
-          LLVM::StoreOp::create(b, pair, sharedPointer(address),
-                                /*alignment=*/8);
         }
       }
       fenceSharedForAsync();

@@ -207,17 +207,19 @@
 // CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
 // The backward's dK/dV and dQ loops run on wgmma up to D 128, and nothing
 // on mma.sync: dK/dV takes K and V (boxes of its 128 keys) once and streams
-// Q and dO (boxes of 64 query rows); per query tile S^T = K Q^T and dP^T =
-// V dO^T (m64n64, both from shared memory), then dV += P^T dO and dK +=
-// dS^T Q with A from registers (m64n<D>). With dq-atomics it computes dQ too:
-// dS^T into shared memory (after the dK/dV kernels' tiles and stages: two
-// tiles of 128 x 64 x 2 bytes, and the f32 dQ tile of 64 x D x 4: 40 KiB
-// more at D 32), fenced for the async proxy, named barrier 1 between both
-// consumers once the last tile's reductions read the dQ tile (dV's product
-// issued before it), then each consumer's half of dQ's columns (m64n16 at
-// D 32) with both operands transposed, dK's product (A from registers)
-// queued behind it, and once dQ's group is done (wait 1) its product
-// stored as f32 pairs into the swizzled dQ tile (boxes of 16 columns, the
+// Q and dO (boxes of 128 query rows up to D 64, else 64); per query tile
+// S^T = K Q^T and dP^T = V dO^T (m64n128 here, both from shared memory),
+// then dV += P^T dO and dK += dS^T Q with A from registers (m64n<D>, a k
+// step per 16 query rows). With dq-atomics it computes dQ too: dS^T into
+// shared memory (after the dK/dV kernels' tiles and stages: two buffers,
+// each two tiles of 128 keys x 64 query rows x 2 bytes, and the f32 dQ
+// tile of 128 x D x 4), fenced for the async proxy, named barrier 1
+// between both consumers once the last tile's reductions read the dQ tile
+// (dV's product issued before it), then each consumer's half of dQ's
+// columns, a product per 64 query rows (2 x m64n16 at D 32) with both
+// operands transposed, dK's product (A from registers) queued behind
+// them, and once dQ's group is done (wait 1) its products stored as f32
+// pairs into the swizzled dQ tile (boxes of 16 columns by 128 rows, the
 // 64-byte swizzle; rows of odd phase store the box's other tile, by
 // selects), fenced again, the consumer's named
 // barrier (2 + its warpgroup), and one thread has TMA add the boxes into
@@ -237,19 +239,19 @@
 // CHECK: vector.store {{.*}} {alignment = 16 : i64} : memref<?x?x?x?xf32>, vector<4xf32>
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c1_i64, %c2_i64, %c64_i64, %c32_i64, %c128_i64,
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c2_i64{{.*}}, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c128_i64{{.*}},
-// CHECK: func.call @faTensorMapEncode({{.*}}, %c0_i64, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c64_i64{{.*}},
-// CHECK: func.call @faTensorMapEncode({{.*}}, %c3_i64, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c64_i64{{.*}},
-// CHECK: func.call @faTensorMapEncode({{.*}}, %c4_i64, %c4_i64{{.*}}, %c64_i64{{.*}}, %c16_i64{{.*}}, %c64_i64{{.*}},
-// CHECK: threads({{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c76888_i32 module(@gqa_backward_wgmma_dk_dv_d32)
+// CHECK: func.call @faTensorMapEncode({{.*}}, %c0_i64, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c128_i64{{.*}},
+// CHECK: func.call @faTensorMapEncode({{.*}}, %c3_i64, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c128_i64{{.*}},
+// CHECK: func.call @faTensorMapEncode({{.*}}, %c4_i64, %c4_i64{{.*}}, %c64_i64{{.*}}, %c16_i64{{.*}}, %c128_i64{{.*}},
+// CHECK: threads({{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c136280_i32 module(@gqa_backward_wgmma_dk_dv_d32)
 // CHECK: nvvm.setmaxregister  decrease 24
 // CHECK: nvvm.setmaxregister  increase 240
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.wgmma.fence.aligned
-// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: nvvm.wgmma.fence.aligned
-// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NOT: wgmma.mma_async
 // CHECK: llvm.store {{.*}} : i32, !llvm.ptr<3>
@@ -257,13 +259,13 @@
 // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK: nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c256_i32
 // CHECK: nvvm.wgmma.fence.aligned
-// CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 16, k = 16>, {{.*}} A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
+// CHECK-COUNT-16: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 16, k = 16>, {{.*}} A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
 // CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
-// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: arith.select
-// CHECK-COUNT-4: llvm.store {{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<3>
+// CHECK-COUNT-8: llvm.store {{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<3>
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: nvvm.barrier id = %{{[0-9]+}} number_of_threads = %c128_i32
 // CHECK: nvvm.cp.async.bulk.tensor.reduce {{.*}} {redKind = #nvvm.tma_redux_kind<add>}

@@ -185,10 +185,17 @@ inline constexpr int64_t kWgmmaBackwardGroups = 2;
 /// registers a thread each) fit beside dK and dV (D / 2 each), so that each
 /// tile's fixed costs (the wait on its group, the named barrier, the row
 /// statistics) cover twice the GEMM work and its wgmmas are n 128; else
-/// 64. dQ by TMA reduce-adds (`withDq`) keeps 64: a P^T or dS^T row in
-/// shared memory is one 128-byte swizzle segment.
-inline constexpr int64_t wgmmaDkDvQueryRows(int64_t headDim, bool withDq) {
-  return headDim <= 64 && !withDq ? 128 : 64;
+/// 64. With dQ by TMA reduce-adds (`withDq`) too, the dS^T tile goes to
+/// shared memory as two tiles of 64 rows (a row of each one 128-byte
+/// swizzle segment) and dQ's product is one per 64 rows: H200, mha and
+/// causal 4x32x4k D 64 backward +8% against 64-row tiles (bench/NOTES.md,
+/// forty-eighth session). Not under a window or sink tokens
+/// (`bandOrSinks`), whose extra mask phases spill more there (ptxas 13.0:
+/// swa 96, streaming 116, gpt-oss's sliding layer 108 bytes at D 64) and
+/// which were not run on a GPU at 128 rows with dQ.
+inline constexpr int64_t wgmmaDkDvQueryRows(int64_t headDim, bool withDq,
+                                            bool bandOrSinks) {
+  return headDim <= 64 && !(withDq && bandOrSinks) ? 128 : 64;
 }
 /// The wgmma dK/dV kernel's keys per block: 64 per consumer where its
 /// blocks hold whole rows, else the 64 both consumers share.
