@@ -736,10 +736,10 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     auto dkdvPlan = [&](int64_t headDim,
                         int64_t bytes) -> std::optional<KernelShape> {
       return withStages(
-          KernelShape{tensor_core::wgmmaDkDvBlockN(headDim), warps,
-                      tensor_core::wgmmaDkDvQueryRows(
-                          headDim, atomicAt(headDim),
-                          variant.window || variant.sinkTokens > 0)},
+          KernelShape{
+              tensor_core::wgmmaDkDvBlockN(headDim), warps,
+              tensor_core::wgmmaDkDvQueryRows(headDim, atomicAt(headDim),
+                                              variant.windowOrSinkTokens())},
           [&](const KernelShape &shape) {
             return tensor_core::wgmmaSharedBytes(
                 2 * shape.blockN, shape.queryRows, shape.kvStages, headDim,

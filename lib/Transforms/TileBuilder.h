@@ -33,6 +33,10 @@ struct Variant {
   int64_t sinkTokens = 0;
   std::optional<double> scale;
 
+  /// Whether the mask has phases past a causal one's: a window's lower
+  /// edge or sink tokens.
+  bool windowOrSinkTokens() const { return window || sinkTokens > 0; }
+
   /// Reads fa.attention's / fa.attention_grad's variant attributes.
   static Variant fromOp(mlir::Operation *op);
   /// Reads them from the copy fa-tile leaves on a tiled entry

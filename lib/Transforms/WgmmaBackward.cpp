@@ -147,7 +147,7 @@ public:
                 // extra mask phases' loops then spill the dS^T registers
                 // held across the barrier (swa D 128 -4%, streaming -12%).
                 bool dkBehindDq = dqAccum && dqSlicesEvenly() &&
-                                  !variant.window && variant.sinkTokens == 0;
+                                  !variant.windowOrSinkTokens();
                 for (const ColumnPiece &piece : pieces) {
                   dk.push_back(zeroState(piece.n));
                   dv.push_back(zeroState(piece.n));
@@ -701,10 +701,10 @@ private:
   /// step, this lane's rows 16 `rowWarp` + g and + 8) into the key-major
   /// tile at `buffer`, whose rows are 64 16-bit elements in one 128-byte
   /// swizzle segment, from 16-byte chunk `firstChunk` of each row on. Past
-  /// 64 columns (128-row query tiles) each 64 go to a tile of their own,
-  /// `rows` rows apart.
+  /// 64 columns (128-row query tiles) each 64 go to a tile of their own
+  /// (keyMajorPart).
   void storeKeyMajor(Value buffer, Value rowWarp, Value firstChunk,
-                     ArrayRef<SmallVector<Value, 4>> regs, int64_t rows) {
+                     ArrayRef<SmallVector<Value, 4>> regs) {
     Value row = opaque(add(mul(rowWarp, idx(16)), quadRank));
     for (auto [kk, kRegs] : llvm::enumerate(regs))
       for (int64_t i = 0; i < 4; ++i) {
@@ -712,10 +712,15 @@ private:
         int64_t kChunk = 2 * static_cast<int64_t>(kk) + i / 2;
         Value chunk = add(firstChunk, idx(kChunk % 8));
         Value address =
-            add(add(buffer, idx(kChunk / 8 * rows * 128)),
+            add(keyMajorPart(buffer, kChunk / 8),
                 add(swizzledAt(r, chunk, 128), mul(quadTid, idx(4))));
         LLVM::StoreOp::create(b, kRegs[i], sharedPointer(address));
       }
+  }
+  /// Part `part` of a key-major tile at `buffer`: its blockN rows of
+  /// columns [64 part, 64 part + 64), 128 bytes each.
+  Value keyMajorPart(Value buffer, int64_t part) {
+    return add(buffer, idx(part * blockN * 128));
   }
 
   /// dV += P^T dO and dK += dS^T Q over this warpgroup's half of the
@@ -737,8 +742,8 @@ private:
     // This warpgroup's query rows are 16-byte chunks 4 group.. of a row.
     Value firstChunk = mul(group, idx(queryRows / 2 * elementBytes() / 16));
     Value keyWarp = remi(warp, 4);
-    storeKeyMajor(pTile, keyWarp, firstChunk, pRegs, blockN);
-    storeKeyMajor(dsTile, keyWarp, firstChunk, dsRegs, blockN);
+    storeKeyMajor(pTile, keyWarp, firstChunk, pRegs);
+    storeKeyMajor(dsTile, keyWarp, firstChunk, dsRegs);
     fenceSharedForAsync();
     namedBarrier(kDsBarrier, 128 * groups());
     pTile = opaque(pTile);
@@ -771,7 +776,7 @@ private:
                     Value group, Value head, Value m0, Value dqMap,
                     function_ref<void()> issueBehindDq) {
     Value buffer = dsTileAt(at, count);
-    storeKeyMajor(buffer, warp, idx(0), dsRegs, blockN);
+    storeKeyMajor(buffer, warp, idx(0), dsRegs);
     fenceSharedForAsync();
     // The shared dQ tile is free once the last tile's reductions read it;
     // the barrier tells the warpgroup.
@@ -791,14 +796,15 @@ private:
     auto slice = [&](Value which, int64_t width) {
       Value column0 = mul(which, idx(first));
       fence();
-      // A product per 64 of the tile's query rows, each from its own dS^T
-      // tile (storeKeyMajor).
+      // A product per 64 of the tile's query rows, each from its own part
+      // of the dS^T tile (storeKeyMajor).
+      Value keyColumns =
+          add(keyTile, mul(which, idx(columnBytes(first, blockN))));
       SmallVector<Value, 2> accs;
-      for (int64_t rows = 0; rows < queryRows; rows += 64)
-        accs.push_back(issueTransposedProduct(
-            add(buffer, idx(rows / 64 * blockN * 128)), blockN,
-            add(keyTile, mul(which, idx(columnBytes(first, blockN)))), blockN,
-            /*column=*/0, width));
+      for (int64_t part = 0; part < queryRows / 64; ++part)
+        accs.push_back(issueTransposedProduct(keyMajorPart(buffer, part),
+                                              blockN, keyColumns, blockN,
+                                              /*column=*/0, width));
       commit();
       if (issueBehindDq)
         issueBehindDq();
@@ -808,26 +814,26 @@ private:
       // Product p's rows 64 p + 16 (warp % 4) + g (+ 8), columns 8 nt + 2 t
       // (+ 1), into boxes of boxColumns f32 columns by queryRows rows.
       Value rowInWarp = opaque(add(mul(remi(warp, 4), idx(16)), quadRank));
+      // The swizzle XORs a row's 16-byte chunks with its phase, (row % 8)
+      // / (128 / boxBytes); rows whose phases differ in the lowest bit
+      // alone (g and g ^ 1 in 128-byte boxes, g and g ^ 2 in 64-byte ones)
+      // put a tile's two chunks in the same banks: a half-warp's stores
+      // took two wavefronts where one holds them (ncu, bench/NOTES.md
+      // forty-sixth session). So rows of odd phase store the tile half a
+      // box over (chunks ^ tilesPerBox) where the others store tile nt;
+      // each store's four rows a half-warp then fill the 32 banks once.
+      int64_t tilesPerBox = boxColumns / 8;
+      bool crossTiles = tilesPerBox >= 2;
+      Value oddRow, chunkSwap;
+      if (crossTiles) {
+        Value oddPhase = remi(divi(quadRank, 128 / boxBytes), 2);
+        oddRow = cmp(arith::CmpIPredicate::ne, oddPhase, idx(0));
+        chunkSwap = mul(oddPhase, idx(tilesPerBox));
+      }
       for (auto [part, acc] : llvm::enumerate(accs)) {
         Value rowInTile = add(rowInWarp, idx(64 * static_cast<int64_t>(part)));
         SmallVector<SmallVector<Value, 4>> tiles = accumulatorTiles(acc, width);
-        // The swizzle XORs a row's 16-byte chunks with its phase, (row % 8)
-        // / (128 / boxBytes); rows whose phases differ in the lowest bit
-        // alone (g and g ^ 1 in 128-byte boxes, g and g ^ 2 in 64-byte ones)
-        // put a tile's two chunks in the same banks: a half-warp's stores
-        // took two wavefronts where one holds them (ncu, bench/NOTES.md
-        // forty-sixth session). So rows of odd phase store the tile half a
-        // box over (chunks ^ tilesPerBox) where the others store tile nt;
-        // each store's four rows a half-warp then fill the 32 banks once.
-        int64_t tilesPerBox = boxColumns / 8;
         assert(tiles.size() % tilesPerBox == 0 && "whole boxes");
-        bool crossTiles = tilesPerBox >= 2;
-        Value oddRow, chunkSwap;
-        if (crossTiles) {
-          Value oddPhase = remi(divi(quadRank, 128 / boxBytes), 2);
-          oddRow = cmp(arith::CmpIPredicate::ne, oddPhase, idx(0));
-          chunkSwap = mul(oddPhase, idx(tilesPerBox));
-        }
         for (int64_t nt = 0, tileCount = tiles.size(); nt < tileCount; ++nt) {
           int64_t col = nt * 8;
           int64_t boxStart = col / boxColumns * queryRows * boxBytes;
