@@ -51,11 +51,11 @@ std::string TileConfig::str(bool wgmma) const {
 /// 2), and 2 where three are possible, each with the compiler's grid
 /// sections and with one (batch, head) pair after another. Then, with the
 /// compiler's warpgroups and sections, its K/V tiles: the other block-n
-/// (64 where it takes more keys; 128 where it takes 64 up to D 64, while
-/// past D 128 O's registers leave no room for more) with the compiler's
-/// stages, and three stages of either block-n where they fit beside one
-/// copy of Q in `maxSharedBytes` (so that the compiler takes the block-n
-/// as asked, not a narrower one).
+/// (64 where it takes more keys; none past D 128, where it takes 64 and O's
+/// registers leave no room for more) with the compiler's stages, and three
+/// stages of either block-n where they fit beside one copy of Q in
+/// `maxSharedBytes` (so that the compiler takes the block-n as asked, not a
+/// narrower one).
 static std::vector<TileConfig> wgmmaForwardCandidates(int64_t headDim,
                                                       int64_t elementBytes,
                                                       int64_t maxSharedBytes) {
@@ -78,8 +78,6 @@ static std::vector<TileConfig> wgmmaForwardCandidates(int64_t headDim,
   llvm::SmallVector<int64_t, 2> blockNs = {ownBlockN};
   if (ownBlockN > 64)
     blockNs.push_back(64);
-  else if (headDim <= 64)
-    blockNs.push_back(128);
   int64_t budget = std::min(maxSharedBytes, tensor_core::kHopperSharedBytes);
   // The tiles whose kernels spilled (ptxas 13.0; test/fa-compile/
   // spills-tuned.test): three consumers of D 80's own 112 keys have no

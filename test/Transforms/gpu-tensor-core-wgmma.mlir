@@ -118,11 +118,11 @@
 // CHECK: gpu.launch {{.*}} module(@gqa_forward_wgmma_d32_schedule)
 // CHECK: memref.store %c0_i64{{.*}}, %[[COUNTER]][%c0{{.*}}] : memref<1xi64>
 // CHECK: func.call @faTensorMapEncode({{.*}}, %c0_i64, %c2_i64, %c64_i64, %c32_i64, %c128_i64,
-// CHECK: func.call @faTensorMapEncode({{.*}}, %c1_i64, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c64_i64{{.*}},
-// CHECK: func.call @faTensorMapEncode({{.*}}, %c2_i64{{.*}}, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c64_i64{{.*}},
+// CHECK: func.call @faTensorMapEncode({{.*}}, %c1_i64, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c128_i64{{.*}},
+// CHECK: func.call @faTensorMapEncode({{.*}}, %c2_i64{{.*}}, %c2_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c128_i64{{.*}},
 // CHECK: scf.if
 // CHECK: llvm.load {{.*}} : !llvm.ptr -> !llvm.struct<"fa.tensor_map", (array<16 x i64>)>
-// CHECK: threads({{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c33904_i32 module(@gqa_forward_wgmma_d32)
+// CHECK: threads({{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c50288_i32 module(@gqa_forward_wgmma_d32)
 // CHECK-COUNT-3: llvm.store {{.*}} : !llvm.struct<"fa.tensor_map", (array<16 x i64>)>, !llvm.ptr
 // CHECK: gpu.dynamic_shared_memory
 // CHECK-COUNT-12: nvvm.mbarrier.init
@@ -137,7 +137,7 @@
 // CHECK: nvvm.mbarrier.arrive.expect_tx {{.*}}, %c8192_i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} : !llvm.ptr<7>, !llvm.ptr
 // CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK: nvvm.mbarrier.arrive.expect_tx {{.*}}, %c4096_i32
+// CHECK: nvvm.mbarrier.arrive.expect_tx {{.*}}, %c8192_i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
@@ -152,13 +152,13 @@
 // The first k step of S = Q K^T overwrites the accumulator, the rest add.
 // Each operand's descriptor is made once; a later k step adds its offset
 // (bytes / 16: 32 bytes here) to the descriptor's low word alone.
-// CHECK: nvvm.wgmma.mma_async [[A0:%[0-9]+]], [[B0:%[0-9]+]], {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK: nvvm.wgmma.mma_async [[A0:%[0-9]+]], [[B0:%[0-9]+]], {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK: [[LOW:%[0-9]+]] = arith.trunci [[A0]] : i64 to i32
 // CHECK: arith.addi [[LOW]], %c2_i32{{.*}} : i32
 // CHECK: arith.andi [[A0]], %c-4294967296_i64{{.*}} : i64
 // CHECK: arith.ori
 // CHECK: arith.trunci [[B0]] : i64 to i32
-// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: nvvm.mbarrier.arrive
@@ -384,7 +384,7 @@
 // 112-key tiles past D 64: 80 x 112 x 2 bytes a K or V stage); two past
 // it, where three are slower (D 96) or would not hold O, S and P.
 // THREE-LABEL: func.func @gqa_forward(
-// THREE: in ({{.*}} = %c512{{.*}}) dynamic_shared_memory_size %c42096_i32 module(@gqa_forward_wgmma_d32)
+// THREE: in ({{.*}} = %c512{{.*}}) dynamic_shared_memory_size %c58480_i32 module(@gqa_forward_wgmma_d32)
 // THREE: nvvm.setmaxregister  decrease 32
 // THREE: nvvm.setmaxregister  increase 160
 // THREE: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
@@ -396,7 +396,7 @@
 // THREE: nvvm.setmaxregister  increase 240
 
 // PIPE-LABEL: func.func @gqa_forward(
-// PIPE: dynamic_shared_memory_size %c42128_i32 module(@gqa_forward_wgmma_d32)
+// PIPE: dynamic_shared_memory_size %c66704_i32 module(@gqa_forward_wgmma_d32)
 // PIPE-COUNT-16: nvvm.mbarrier.init
 // Three stages keep the producer at 32 registers beside consumers of 232
 // (wgmmaForwardWideProducer: their slot arithmetic divides by three).
@@ -404,7 +404,7 @@
 // PIPE: nvvm.setmaxregister  increase 232
 // PIPE: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c256_i32
 // PIPE: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
-// PIPE: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+// PIPE: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
 // PIPE: nvvm.wgmma.commit.group.sync.aligned
 // PIPE-NOT: nvvm.wgmma.wait.group
 // PIPE: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16

@@ -121,9 +121,9 @@ TEST(AutotuneCandidates, FollowTheKernelsLimits) {
   // D 80: three consumers take 112 keys, with no registers to spare for a
   // third stage of them.
   expectWgmmaForward(DType::BF16, 80, true, {{64, 0, 0, 0}, {64, 0, 3, 0}});
-  // D 32 takes 64 keys; 128 is the other choice.
+  // D 32 takes 128 keys as D 64 does; 64 is the other choice.
   expectWgmmaForward(DType::F16, 32, true,
-                     {{0, 0, 3, 0}, {128, 0, 0, 0}, {128, 0, 3, 0}});
+                     {{0, 0, 3, 0}, {64, 0, 0, 0}, {64, 0, 3, 0}});
   expectWgmmaForward(DType::F16, 96, false,
                      {{0, 0, 3, 0}, {64, 0, 0, 0}, {64, 0, 3, 0}});
   // D 128: three stages of 128 keys need 32 KiB of Q and 192 KiB of K/V,

@@ -62,17 +62,19 @@ inline constexpr int64_t sharedRowElements(int64_t headDim,
 inline constexpr int64_t kWgmmaHeadDims[] = {32, 64, 80, 96, 128, 192, 256};
 
 /// The wgmma forward's keys per tile unless one is asked for, with `groups`
-/// consumer warpgroups: S of 64 x 128 per warpgroup for D 64 to 128, 64 x 64
-/// otherwise (measured on the H100 with the warp-specialised kernel,
-/// bench/NOTES.md: full D 64 at 4k, 359 TFLOP/s with 128 keys, 305 with 64,
-/// pipelined; beyond D 128, O takes the registers). Three consumers past D
-/// 64 have 160 registers for O's D / 2 beside S and P, which hold 112 keys
-/// at D 80 and 96 at D 96 without spills (128 spill 64-252 bytes).
+/// consumer warpgroups: S of 64 x 128 per warpgroup up to D 128, 64 x 64
+/// beyond, where O takes the registers (measured with the warp-specialised
+/// kernel, bench/NOTES.md: full D 64 at 4k on the H100, 359 TFLOP/s with 128
+/// keys, 305 with 64; D 32 at 4k on the H200, 128 keys 22-28% faster than
+/// 64, a tile's fixed costs weighing most where its GEMMs are shortest).
+/// Three consumers past D 64 have 160 registers for O's D / 2 beside S and
+/// P, which hold 112 keys at D 80 and 96 at D 96 without spills (128 spill
+/// 64-252 bytes).
 inline constexpr int64_t wgmmaDefaultBlockN(int64_t headDim,
                                             int64_t groups = 2) {
   if (groups > 2 && headDim > 64)
     return headDim <= 80 ? 112 : 96;
-  return headDim >= 64 && headDim <= 128 ? 128 : 64;
+  return headDim <= 128 ? 128 : 64;
 }
 
 /// The shared memory a block may opt into on sm_90 (227 KiB): the wgmma

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# carry ["bundle"]: fa-bundle.tar.xz packed at 0a1779d (the wgmma forward
+# takes 64 keys a tile at D 32) and d32-overlay.tar.xz (fa-run and
+# libFARuntime of the next build: 128 keys at D 32, as from D 64 to 128).
+# 1) fa-run --check (forward and backward) of every spec at D 32 on the
+# overlay, and its sanitizers; 2) the D 32 forward, FA_AUTOTUNE=0 (the
+# compiler's tiles), base "a" against overlay "n": kernels compiled in
+# parallel first, then each timed alone.
+source bench/lib/device.sh
+S=$OUT/summary.txt
+device_setup $S n bundle/d32-overlay.tar.xz || exit 1
+device_on n device_check_lines <<'LINES'
+kernels_spec/causal.mlir --dtype bf16 --shape 2,8,8,1531,1531,32
+kernels_spec/causal.mlir --dtype bf16 --shape 2,4,4,1025,333,32
+kernels_spec/mha.mlir --dtype f16 --shape 2,4,4,333,1025,32
+kernels_spec/gqa_causal.mlir --dtype bf16 --shape 2,32,8,777,777,32
+kernels_spec/swa.mlir --dtype bf16 --shape 1,8,8,700,2100,32
+kernels_spec/streaming.mlir --dtype bf16 --shape 2,8,8,1531,1531,32
+kernels_spec/gpt_oss.mlir --dtype bf16 --shape 2,64,8,1000,1000,32
+kernels_spec/vit.mlir --dtype bf16 --shape 2,8,8,197,197,32
+LINES
+device_on n device_sanitize causal 1,4,4,1000,1000,32
+CASES="causal:4,64,64,4096,4096,32 mha:4,64,64,4096,4096,32
+causal:1,64,64,16384,16384,32 mha:16,64,64,1024,1024,32
+gqa_causal:4,64,16,4096,4096,32 swa:2,64,64,8192,8192,32
+streaming:2,64,64,8192,8192,32 gpt_oss:2,64,8,8192,8192,32"
+compile_only() {
+  FA_CACHE_DIR=$DEVICE_CACHE_DIR FA_AUTOTUNE=0 timeout 200 "$R" "kernels_spec/$1.mlir" --target gpu \
+    --dtype bf16 --shape "$2" > /dev/null 2>&1
+}
+for v in a n; do
+  for c in $CASES; do
+    DEVICE_CACHE_DIR=/tmp/c-$v device_on $v compile_only ${c%%:*} ${c#*:} &
+  done
+done
+wait
+echo "compiled (${SECONDS}s)" >> $S
+for round in 1 2; do
+  for c in $CASES; do
+    for v in a n; do
+      device_build_tflops $v ${c%%:*} ${c#*:}
+    done
+  done
+done
+echo "done ${SECONDS}s" >> $S
+cat $S
