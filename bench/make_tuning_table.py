@@ -12,8 +12,8 @@ from then on a first call reads its config from the table (FA_AUTOTUNE
 unset) instead of waiting for tuning.
 
 Cases: head dims 64 and 128 at S 1k, 4k and 16k for full, causal, GQA with
-a window of 2048, and gpt-oss's sliding layer (window 128, learnable
-sinks); the other tensor-core head dims (32, 80, 96, 192, 256) full and
+a window of 2048, windows of 1024 and 4096 (Gemma's and Mistral's), and
+gpt-oss's sliding layer (window 128, learnable sinks); the other tensor-core head dims (32, 80, 96, 192, 256) full and
 causal at S 4k. A shape class the table lacks takes the nearest row of the
 same entry, head dim and mask, else the compiler's default.
 
@@ -42,6 +42,8 @@ MASKS = {
     "full": (2048, 1, False, None, False),
     "causal": (2048, 1, True, None, False),
     "gqa-window-2048": (4096, 4, True, 2048, False),
+    "window-1024": (2048, 1, True, 1024, False),
+    "window-4096": (2048, 1, True, 4096, False),
     "gpt-oss-window-128": (4096, 8, True, 128, True),
 }
 CASES = ([(mask, d, s) for d in (64, 128) for mask in MASKS

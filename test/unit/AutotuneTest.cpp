@@ -316,7 +316,7 @@ TEST(ShippedTable, NearestRowOfTheSameVariantOrNone) {
   for (TableShape other :
        {TableShape{"sm_80", Entry::Forward, 128, "causal", 0, 16384, 16384, 16},
         TableShape{"sm_90a", Entry::Forward, 40, "causal", 0, 16384, 16384, 16},
-        TableShape{"sm_90a", Entry::Forward, 128, "window", 4096, 16384, 16384,
+        TableShape{"sm_90a", Entry::Forward, 128, "window", 512, 16384, 16384,
                    16}})
     EXPECT_FALSE(shippedConfig(other).has_value());
   // FA_TUNING_RECORD writes rows in the table's own form.
