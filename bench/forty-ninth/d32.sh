@@ -24,13 +24,9 @@ CASES="causal:4,64,64,4096,4096,32 mha:4,64,64,4096,4096,32
 causal:1,64,64,16384,16384,32 mha:16,64,64,1024,1024,32
 gqa_causal:4,64,16,4096,4096,32 swa:2,64,64,8192,8192,32
 streaming:2,64,64,8192,8192,32 gpt_oss:2,64,8,8192,8192,32"
-compile_only() {
-  FA_CACHE_DIR=$DEVICE_CACHE_DIR FA_AUTOTUNE=0 timeout 200 "$R" "kernels_spec/$1.mlir" --target gpu \
-    --dtype bf16 --shape "$2" > /dev/null 2>&1
-}
 for v in a n; do
   for c in $CASES; do
-    DEVICE_CACHE_DIR=/tmp/c-$v device_on $v compile_only ${c%%:*} ${c#*:} &
+    device_build_compile $v ${c%%:*} ${c#*:} &
   done
 done
 wait

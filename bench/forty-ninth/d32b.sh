@@ -15,13 +15,9 @@ kernels_spec/gpt_oss_d32.mlir --dtype bf16 --shape 2,64,8,1000,1000,32
 kernels_spec/vit_d32.mlir --dtype bf16 --shape 2,8,8,197,197,32
 LINES
 CASES="gqa_causal:4,32,8,4096,4096,32 gpt_oss_d32:2,64,8,8192,8192,32"
-compile_only() {
-  FA_CACHE_DIR=$DEVICE_CACHE_DIR FA_AUTOTUNE=0 timeout 200 "$R" "kernels_spec/$1.mlir" --target gpu \
-    --dtype bf16 --shape "$2" > /dev/null 2>&1
-}
 for v in a n; do
   for c in $CASES; do
-    DEVICE_CACHE_DIR=/tmp/c-$v device_on $v compile_only ${c%%:*} ${c#*:} &
+    device_build_compile $v ${c%%:*} ${c#*:} &
   done
 done
 wait

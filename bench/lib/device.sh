@@ -70,6 +70,11 @@
 #                            device_tflops on build V (device_on) with a
 #                            kernel cache of its own, as a line
 #                            "SPEC SHAPE V ..." in SUMMARY
+#   device_build_compile V SPEC SHAPE [FLAGS...]
+#                            one untimed fa-run on build V into the kernel
+#                            cache device_build_tflops V uses: run several
+#                            at once (&, wait) so that the timings after
+#                            them do not compile
 #   device_ncu NAME KERNEL SPEC SHAPE [FLAGS...]
 #                            ncu of one launch of the kernel matching KERNEL
 #                            (a regex) in fa-run --backward of SPEC at SHAPE
@@ -145,6 +150,19 @@ device_build_tflops() {
   shift
   echo "$1 $2 $v $(DEVICE_CACHE_DIR=/tmp/c-$v device_on "$v" device_tflops "$@") (${SECONDS}s)" \
     >> "$DEVICE_SUMMARY"
+}
+
+device_build_compile() {
+  local v=$1 spec=$2 shape=$3
+  shift 3
+  DEVICE_CACHE_DIR=/tmp/c-$v device_on "$v" device_fa_run_once "$spec" "$shape" "$@"
+}
+
+device_fa_run_once() {
+  local spec=$1 shape=$2
+  shift 2
+  FA_CACHE_DIR=$DEVICE_CACHE_DIR FA_AUTOTUNE=0 timeout 200 "$R" "kernels_spec/$spec.mlir" --target gpu \
+    --dtype bf16 "$@" --shape "$shape" > /dev/null 2>&1
 }
 
 device_ncu() {
