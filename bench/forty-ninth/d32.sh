@@ -6,6 +6,11 @@
 # overlay, and its sanitizers; 2) the D 32 forward, FA_AUTOTUNE=0 (the
 # compiler's tiles), base "a" against overlay "n": kernels compiled in
 # parallel first, then each timed alone.
+# As run on 2026-11-29 the gqa_causal case asked for 64/16 heads, which
+# that spec (32/8) refuses, and the call ran out of time in its second
+# round; gpt_oss (and vit, among the checks) fix D 64, so their D 32
+# lines were refused too: d32b.sh rewrites them to D 32 and times
+# gqa_causal 32/8 and gpt_oss.
 source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S n bundle/d32-overlay.tar.xz || exit 1
@@ -22,21 +27,8 @@ LINES
 device_on n device_sanitize causal 1,4,4,1000,1000,32
 CASES="causal:4,64,64,4096,4096,32 mha:4,64,64,4096,4096,32
 causal:1,64,64,16384,16384,32 mha:16,64,64,1024,1024,32
-gqa_causal:4,64,16,4096,4096,32 swa:2,64,64,8192,8192,32
+gqa_causal:4,32,8,4096,4096,32 swa:2,64,64,8192,8192,32
 streaming:2,64,64,8192,8192,32 gpt_oss:2,64,8,8192,8192,32"
-for v in a n; do
-  for c in $CASES; do
-    device_build_compile $v ${c%%:*} ${c#*:} &
-  done
-done
-wait
-echo "compiled (${SECONDS}s)" >> $S
-for round in 1 2; do
-  for c in $CASES; do
-    for v in a n; do
-      device_build_tflops $v ${c%%:*} ${c#*:}
-    done
-  done
-done
+device_build_compare 2 "a n" $CASES
 echo "done ${SECONDS}s" >> $S
 cat $S

@@ -15,17 +15,6 @@ kernels_spec/gpt_oss_d32.mlir --dtype bf16 --shape 2,64,8,1000,1000,32
 kernels_spec/vit_d32.mlir --dtype bf16 --shape 2,8,8,197,197,32
 LINES
 CASES="gqa_causal:4,32,8,4096,4096,32 gpt_oss_d32:2,64,8,8192,8192,32"
-for v in a n; do
-  for c in $CASES; do
-    device_build_compile $v ${c%%:*} ${c#*:} &
-  done
-done
-wait
-echo "compiled (${SECONDS}s)" >> $S
-for c in $CASES; do
-  for v in a n; do
-    device_build_tflops $v ${c%%:*} ${c#*:}
-  done
-done
+device_build_compare 1 "a n" $CASES
 echo "done ${SECONDS}s" >> $S
 cat $S

@@ -75,6 +75,11 @@
 #                            cache device_build_tflops V uses: run several
 #                            at once (&, wait) so that the timings after
 #                            them do not compile
+#   device_build_compare ROUNDS "V..." SPEC:SHAPE...
+#                            each SPEC:SHAPE's kernels on each build V
+#                            compiled at once (device_build_compile), then
+#                            each timed alone (device_build_tflops), the
+#                            builds alternated, ROUNDS times
 #   device_ncu NAME KERNEL SPEC SHAPE [FLAGS...]
 #                            ncu of one launch of the kernel matching KERNEL
 #                            (a regex) in fa-run --backward of SPEC at SHAPE
@@ -156,6 +161,25 @@ device_build_compile() {
   local v=$1 spec=$2 shape=$3
   shift 3
   DEVICE_CACHE_DIR=/tmp/c-$v device_on "$v" device_fa_run_once "$spec" "$shape" "$@"
+}
+
+device_build_compare() {
+  local rounds=$1 builds=$2 round c v
+  shift 2
+  for v in $builds; do
+    for c in "$@"; do
+      device_build_compile "$v" "${c%%:*}" "${c#*:}" &
+    done
+  done
+  wait
+  echo "compiled (${SECONDS}s)" >> "$DEVICE_SUMMARY"
+  for round in $(seq "$rounds"); do
+    for c in "$@"; do
+      for v in $builds; do
+        device_build_tflops "$v" "${c%%:*}" "${c#*:}"
+      done
+    done
+  done
 }
 
 device_fa_run_once() {
