@@ -83,8 +83,41 @@ func.func @f(%q: tensor<2x8x16x64xf32>, %k: tensor<2x2x32x64xf32>, %v: tensor<2x
 // -----
 
 func.func @f(%q: tensor<2x8x16x64xf32>, %k: tensor<2x0x32x64xf32>, %v: tensor<2x0x32x64xf32>) {
-  // expected-error @+1 {{'k' must have at least one head}}
+  // expected-error @+1 {{'k' has Hkv = 0; every extent must be at least 1}}
   %o, %lse = fa.attention %q, %k, %v : (tensor<2x8x16x64xf32>, tensor<2x0x32x64xf32>, tensor<2x0x32x64xf32>) -> (tensor<2x8x16x64xf32>, tensor<2x8x16xf32>)
+  return
+}
+
+// -----
+
+// Empty static extents are refused by name: none has a block to launch.
+func.func @f(%q: tensor<0x8x16x64xf32>, %k: tensor<0x2x32x64xf32>, %v: tensor<0x2x32x64xf32>) {
+  // expected-error @+1 {{'q' has B = 0; every extent must be at least 1}}
+  %o, %lse = fa.attention %q, %k, %v : (tensor<0x8x16x64xf32>, tensor<0x2x32x64xf32>, tensor<0x2x32x64xf32>) -> (tensor<0x8x16x64xf32>, tensor<0x8x16xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x0x64xf32>, %k: tensor<2x2x32x64xf32>, %v: tensor<2x2x32x64xf32>) {
+  // expected-error @+1 {{'q' has Sq = 0; every extent must be at least 1}}
+  %o, %lse = fa.attention %q, %k, %v : (tensor<2x8x0x64xf32>, tensor<2x2x32x64xf32>, tensor<2x2x32x64xf32>) -> (tensor<2x8x0x64xf32>, tensor<2x8x0xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x?xf32>, %k: tensor<2x2x0x?xf32>, %v: tensor<2x2x0x?xf32>) {
+  // expected-error @+1 {{'k' has Sk = 0; every extent must be at least 1}}
+  %o, %lse = fa.attention %q, %k, %v : (tensor<2x8x16x?xf32>, tensor<2x2x0x?xf32>, tensor<2x2x0x?xf32>) -> (tensor<2x8x16x?xf32>, tensor<2x8x16xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x?x?x0xbf16>, %k: tensor<?x?x?x0xbf16>, %v: tensor<?x?x?x0xbf16>, %o: tensor<?x?x?x0xbf16>, %lse: tensor<?x?x?xf32>, %do: tensor<?x?x?x0xbf16>) {
+  // expected-error @+1 {{'q' has D = 0; every extent must be at least 1}}
+  %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %lse, %do : (tensor<?x?x?x0xbf16>, tensor<?x?x?x0xbf16>, tensor<?x?x?x0xbf16>, tensor<?x?x?x0xbf16>, tensor<?x?x?xf32>, tensor<?x?x?x0xbf16>) -> (tensor<?x?x?x0xbf16>, tensor<?x?x?x0xbf16>, tensor<?x?x?x0xbf16>)
   return
 }
 
