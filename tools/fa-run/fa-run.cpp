@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -26,6 +27,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -143,6 +145,11 @@ static cl::opt<bool> dqAtomics(
 
 namespace {
 
+[[noreturn]] void die(const std::string &message) {
+  errs() << "fa-run: " << message << "\n";
+  std::exit(1);
+}
+
 //===----------------------------------------------------------------------===//
 // Host tensors in any fa dtype.
 //===----------------------------------------------------------------------===//
@@ -161,7 +168,22 @@ struct HostTensor {
 
   HostTensor(fa::DType dtype, std::vector<int64_t> sizes)
       : dtype(dtype), sizes(std::move(sizes)) {
-    bytes.resize(numel() * fa::dtypeSize(dtype));
+    // Sizes from --shape multiply past int64 easily: checked here, so that
+    // a wrapped count never sizes a tensor that the kernel then overruns.
+    int64_t count = 1, byteCount = 0;
+    bool overflows = false;
+    for (int64_t size : this->sizes)
+      overflows |= llvm::MulOverflow(count, size, count);
+    overflows |= llvm::MulOverflow(
+        count, static_cast<int64_t>(fa::dtypeSize(dtype)), byteCount);
+    if (overflows)
+      die("--shape: a host tensor of sizes [" +
+          llvm::join(llvm::map_range(
+                         this->sizes,
+                         [](int64_t size) { return std::to_string(size); }),
+                     ", ") +
+          "] has more bytes than 2^63");
+    bytes.resize(byteCount);
     poison();
   }
   int64_t numel() const {
@@ -307,11 +329,6 @@ struct Checker {
     outs() << " " << what << "=" << format("%.2e", err) << (bad ? "(FAIL)" : "");
   }
 };
-
-[[noreturn]] void die(const std::string &message) {
-  errs() << "fa-run: " << message << "\n";
-  std::exit(1);
-}
 
 /// Parses "a,b,c;d,e,f" into shapes of `arity` positive sizes.
 std::vector<std::vector<int64_t>> parseShapes(const std::string &text,
@@ -720,6 +737,13 @@ struct Runner {
 } // namespace
 
 int main(int argc, char **argv) {
+  // A --shape whose host tensors (or their float64 reference) do not fit
+  // this machine's memory ends here with a message, not in std::bad_alloc's
+  // abort.
+  std::set_new_handler([] {
+    die("out of host memory: the --shape's host tensors and float64 "
+        "reference do not fit this machine (try fewer or shorter rows)");
+  });
   cl::HideUnrelatedOptions(faRunCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "fa-run: compile an fa spec, run its kernels "
