@@ -63,6 +63,11 @@
 #                            LD_LIBRARY_PATH set on the call time another
 #                            build (device_overlay's), DEVICE_CACHE_DIR its
 #                            own kernel cache
+#   device_fa_run LIMIT SPEC SHAPE [ARGS...]
+#                            the fa-run of device_tflops and
+#                            device_build_compile: bf16, FA_AUTOTUNE=0,
+#                            R's build, DEVICE_CACHE_DIR's kernel cache,
+#                            stopped after LIMIT s
 #   device_on V COMMAND...   COMMAND (a device_* step) with build V's fa-run
 #                            (R) and libraries (a: the bundle, else
 #                            device_overlay's /tmp/fa-V)
@@ -135,8 +140,17 @@ device_overlay() {
 device_tflops_lines() {
   local spec=$1 shape=$2
   shift 2
-  FA_CACHE_DIR=${DEVICE_CACHE_DIR:-/tmp/c-time} FA_AUTOTUNE=0 timeout 100 "$R" "kernels_spec/$spec.mlir" --target gpu --dtype bf16 \
-    --repeat 30 "$@" --shape "$shape" 2>&1 | grep -oE 'fwd_tflops=[0-9.]+|bwd_tflops=[0-9.]+|error.*'
+  device_fa_run 100 "$spec" "$shape" --repeat 30 "$@" 2>&1 |
+    grep -oE 'fwd_tflops=[0-9.]+|bwd_tflops=[0-9.]+|error.*'
+}
+
+# One fa-run of SPEC at SHAPE on the GPU (bf16, FA_AUTOTUNE=0, R's build,
+# DEVICE_CACHE_DIR's kernel cache), stopped after LIMIT s.
+device_fa_run() {
+  local limit=$1 spec=$2 shape=$3
+  shift 3
+  FA_CACHE_DIR=${DEVICE_CACHE_DIR:-/tmp/c-time} FA_AUTOTUNE=0 timeout "$limit" "$R" "kernels_spec/$spec.mlir" \
+    --target gpu --dtype bf16 "$@" --shape "$shape"
 }
 
 device_tflops() {
@@ -160,7 +174,7 @@ device_build_tflops() {
 device_build_compile() {
   local v=$1 spec=$2 shape=$3
   shift 3
-  DEVICE_CACHE_DIR=/tmp/c-$v device_on "$v" device_fa_run_once "$spec" "$shape" "$@"
+  DEVICE_CACHE_DIR=/tmp/c-$v device_on "$v" device_fa_run 200 "$spec" "$shape" "$@" > /dev/null 2>&1
 }
 
 device_build_compare() {
@@ -180,13 +194,6 @@ device_build_compare() {
       done
     done
   done
-}
-
-device_fa_run_once() {
-  local spec=$1 shape=$2
-  shift 2
-  FA_CACHE_DIR=$DEVICE_CACHE_DIR FA_AUTOTUNE=0 timeout 200 "$R" "kernels_spec/$spec.mlir" --target gpu \
-    --dtype bf16 "$@" --shape "$shape" > /dev/null 2>&1
 }
 
 device_ncu() {

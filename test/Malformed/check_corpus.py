@@ -16,21 +16,26 @@ import subprocess
 import sys
 
 
-def run(fa_opt, path, must_fail):
-    proc = subprocess.run([fa_opt, path], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, timeout=60)
+def run(command, path, must_fail=False, timeout=60):
+    """(exit status, None or why it was unclean) of `command`, a tool's
+    run on `path`: exit 0 (unless `must_fail`) or 1 with the first line of
+    stderr `path:line:col: error: ...`, and no crash report."""
+    proc = subprocess.run(command, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, timeout=timeout)
     err = proc.stderr.decode("utf-8", "replace")
     first = err.splitlines()[0] if err else ""
     located = re.match(re.escape(path) + r":\d+:\d+: error: \S", first)
-    if proc.returncode == 0 and not must_fail:
-        return None
-    if proc.returncode != 1:
-        return f"{path}: exit status {proc.returncode}\n{err[:2000]}"
+    status = proc.returncode
+    if "Stack dump" in err or "PLEASE submit" in err or "LLVM ERROR" in err:
+        return status, f"{path}: crash report in stderr\n{err[:2000]}"
+    if status == 0 and not must_fail:
+        return status, None
+    if status != 1:
+        return status, f"{path}: exit status {status}\n{err[:2000]}"
     if not located:
-        return f"{path}: error is not 'file:line:col: error: ...':\n{first}"
-    if "Stack dump" in err or "PLEASE submit" in err:
-        return f"{path}: crash report in stderr\n{err[:2000]}"
-    return None
+        return status, \
+            f"{path}: error is not 'file:line:col: error: ...':\n{first}"
+    return status, None
 
 
 def main():
@@ -39,7 +44,8 @@ def main():
     failures, count = [], 0
     for name in sorted(os.listdir(corpus)):
         count += 1
-        failure = run(fa_opt, os.path.join(corpus, name), must_fail=True)
+        path = os.path.join(corpus, name)
+        _, failure = run([fa_opt, path], path, must_fail=True)
         if failure:
             failures.append(failure)
     rng = random.Random(2026)
@@ -55,7 +61,7 @@ def main():
             with open(path, "wb") as f:
                 f.write(text)
             count += 1
-            failure = run(fa_opt, path, must_fail=False)
+            _, failure = run([fa_opt, path], path)
             if failure:
                 failures.append(failure)
     for failure in failures:

@@ -9,18 +9,18 @@ static and dynamic extents (0 among them), head dims from 1 to 512, GQA
 ratios, masks, windows, sink tokens and learnable sinks, and adds a
 backward half of the time. It compiles each spec for sm_90a or sm_80.
 
-Clean means exit status 0, or 1 with an error that names its place
-(`file:line:col: error:`). Never a signal, never a crash report. The
-bugs this found: a static B or Sq of 0 ended in "no kernel named ''", and
-a static D of 0 compiled.
+Clean means what check_corpus.run says: exit status 0, or 1 with an error
+that names its place (`file:line:col: error:`); never a signal, never a
+crash report. The bugs this found: a static B or Sq of 0 ended in "no
+kernel named ''", and a static D of 0 compiled.
 
 usage: generated_specs.py FA_COMPILE WORK_DIR COUNT
 """
 import os
 import random
-import re
-import subprocess
 import sys
+
+from check_corpus import run
 
 ELEMENTS = ["bf16", "f16", "f32", "f64", "i8"]
 ACCUMULATORS = ["f32", "f64", "f16"]
@@ -79,25 +79,6 @@ def generate(rng):
     return text + "}\n"
 
 
-def compile_spec(fa_compile, path, arch):
-    """fa-compile's exit status on `path`, and None or why the run was not
-    clean."""
-    proc = subprocess.run(
-        [fa_compile, path, "--arch", arch, "--emit", "ptx", "-o", os.devnull],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=600)
-    err = proc.stderr.decode("utf-8", "replace")
-    where = f"{path} ({arch})"
-    if "Stack dump" in err or "PLEASE submit" in err or "LLVM ERROR" in err:
-        return proc.returncode, f"{where}: crash report\n{err[:2000]}"
-    if proc.returncode not in (0, 1):
-        return proc.returncode, \
-            f"{where}: exit status {proc.returncode}\n{err[:2000]}"
-    if proc.returncode == 1 and \
-            not re.match(re.escape(path) + r":\d+:\d+: error: \S", err):
-        return 1, f"{where}: error without its place:\n{err[:500]}"
-    return proc.returncode, None
-
-
 def main():
     fa_compile, work, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
     os.makedirs(work, exist_ok=True)
@@ -107,11 +88,13 @@ def main():
         path = os.path.join(work, f"generated{i}.mlir")
         with open(path, "w") as f:
             f.write(generate(rng))
-        status, failure = compile_spec(fa_compile, path,
-                                       ("sm_90a", "sm_80")[i % 2])
+        arch = ("sm_90a", "sm_80")[i % 2]
+        status, failure = run(
+            [fa_compile, path, "--arch", arch, "--emit", "ptx", "-o",
+             os.devnull], path, timeout=600)
         compiled += status == 0
         if failure:
-            failures.append(failure)
+            failures.append(f"{arch}: {failure}")
     for failure in failures:
         print("FAIL:", failure)
     print(f"{count} generated specs, {compiled} compiled, {len(failures)} "

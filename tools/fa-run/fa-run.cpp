@@ -150,6 +150,13 @@ namespace {
   std::exit(1);
 }
 
+/// `sizes` joined by `separator`: "2,8,555" for a shape.
+std::string joinSizes(const std::vector<int64_t> &sizes, StringRef separator) {
+  return llvm::join(
+      llvm::map_range(sizes, [](int64_t size) { return std::to_string(size); }),
+      separator);
+}
+
 //===----------------------------------------------------------------------===//
 // Host tensors in any fa dtype.
 //===----------------------------------------------------------------------===//
@@ -177,11 +184,7 @@ struct HostTensor {
     overflows |= llvm::MulOverflow(
         count, static_cast<int64_t>(fa::dtypeSize(dtype)), byteCount);
     if (overflows)
-      die("--shape: a host tensor of sizes [" +
-          llvm::join(llvm::map_range(
-                         this->sizes,
-                         [](int64_t size) { return std::to_string(size); }),
-                     ", ") +
+      die("--shape: a host tensor of sizes [" + joinSizes(this->sizes, ", ") +
           "] has more bytes than 2^63");
     bytes.resize(byteCount);
     poison();
@@ -418,7 +421,7 @@ struct Runner {
     HostTensor v = randomTensor(dt, {s[0], s[2], s[3]}, rng);
     HostTensor out(dt, {s[0], s[1], s[3]});
     double ms = call(info.name, fa::Entry::Forward, {&x, &v, &out});
-    outs() << info.name << " shape=" << join(map(s), ",")
+    outs() << info.name << " shape=" << joinSizes(s, ",")
            << " dtype=" << fa::dtypeName(dt) << format(" time=%.1fms", ms);
     if (check)
       checker.report("out", out.values(),
@@ -426,13 +429,6 @@ struct Runner {
                                                   x.values(), v.values()),
                      tolerance(dt));
     outs() << "\n";
-  }
-
-  static std::vector<std::string> map(const std::vector<int64_t> &s) {
-    std::vector<std::string> out;
-    for (int64_t v : s)
-      out.push_back(std::to_string(v));
-    return out;
   }
 
   void runAttention(const fa::KernelInfo &info,
@@ -603,7 +599,7 @@ struct Runner {
             lse.set((b * Hq + h) * Sq + i,
                     lsePacked.get(h * packedRows + b * Sq + i));
         }
-    outs() << info.name << " shape=" << join(map(s), ",")
+    outs() << info.name << " shape=" << joinSizes(s, ",")
            << " dtype=" << fa::dtypeName(dt) << " target="
            << (program.target() == fa::Target::GPU ? "gpu" : "cpu")
            << format(" fwd=%.3fms", ms)
