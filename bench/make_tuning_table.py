@@ -13,9 +13,10 @@ unset) instead of waiting for tuning.
 
 Cases: head dims 64 and 128 at S 1k, 4k and 16k for full, causal, GQA with
 a window of 2048, windows of 1024 and 4096 (Gemma's and Mistral's), and
-gpt-oss's sliding layer (window 128, learnable sinks); the other tensor-core head dims (32, 80, 96, 192, 256) full and
-causal at S 4k. A shape class the table lacks takes the nearest row of the
-same entry, head dim and mask, else the compiler's default.
+gpt-oss's sliding layer (window 128, learnable sinks); the other
+tensor-core head dims (32, 80, 96, 192, 256) full and causal at S 4k. A
+shape class the table lacks takes the nearest row of the same entry, head
+dim and mask, else the compiler's default.
 
 With --cases MASK:D,... only those cases' classes are tuned, and with
 --update TABLE the rows of their entries, head dims and masks in TABLE are
