@@ -129,7 +129,7 @@ def header(torch, argv, earlier=None, classes=()):
         "// The shipped table of tuned tensor-core configs (Autotune.cpp):",
         "// rows {arch, entry, D, mask, window class, Sq, Sk, B*Hq class,",
         "// {block-n, warps, stages, shared bytes, wgmma groups, grid section,",
-        "// dq-atomics}}, each ending in the shape it was measured on.",
+        "// dq-kernel}}, each ending in the shape it was measured on.",
     ]
     if earlier:
         earlier_source, provenance, _ = earlier

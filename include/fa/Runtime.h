@@ -124,13 +124,16 @@ struct CompileOptions {
   /// which keeps f32 accuracy; on, one (about 3x the speed, errors near
   /// f16's, like PyTorch's allow_tf32).
   bool allowTf32 = false;
-  /// The backward gives the same bits from run to run: no dQ by atomics
-  /// (it overrides dqAtomics; without dqAtomics every path already is).
+  /// The backward gives the same bits from run to run: dQ's own kernel, not
+  /// dQ by atomics (it overrides dqAtomics).
   bool deterministic = false;
   /// The wgmma backward's dK/dV kernel adds dQ into an f32 accumulator by
-  /// TMA reduce-adds instead of dQ's own kernel, at D up to 128: correct;
-  /// faster or slower by head dim (bench/NOTES.md), so the tuner picks.
-  bool dqAtomics = false;
+  /// TMA reduce-adds, where its blocks hold whole rows of dS (D up to 128);
+  /// false: dQ's own kernel, which needs no atomics. On by default: faster
+  /// at every causal and full shape the tuner measured (by 0.4-16% on an
+  /// H200); the tuner also times dQ's own kernel, which wins under some
+  /// windows (bench/NOTES.md).
+  bool dqAtomics = true;
   /// Forwards carry the split-KV kernels for decode shapes (few query
   /// blocks, many keys): fa-compile's exports do. A program compiled
   /// without them compiles them at run() of the first shape that splits

@@ -14,11 +14,12 @@
 namespace fa {
 
 /// The payload of a tuning entry; anything else is not trusted. Entries of
-/// earlier versions (version 2 had no groups or section, 3 no dq-atomics)
-/// fail to match and are retuned.
+/// earlier versions (version 2 had no groups or section, 3 no dQ path, 4
+/// named reduce-adds, then not the default, in its place) fail to match and
+/// are retuned.
 static constexpr const char *kFormat =
-    "fa-tune 4 block-n %lld warps %lld stages %lld shared %lld groups %lld "
-    "section %lld dq-atomics %lld\n";
+    "fa-tune 5 block-n %lld warps %lld stages %lld shared %lld groups %lld "
+    "section %lld dq-kernel %lld\n";
 
 std::string TileConfig::str(bool wgmma) const {
   std::string text;
@@ -37,8 +38,8 @@ std::string TileConfig::str(bool wgmma) const {
     text += ", wgmma groups " + std::to_string(wgmmaGroups);
   if (gridSection)
     text += ", grid section " + std::to_string(gridSection);
-  if (dqAtomics)
-    text += ", dQ by TMA reduce-adds";
+  if (dqKernel)
+    text += ", dQ's own kernel";
   if (splitKv)
     text += ", split-KV decode kernels";
   if (scalarFallback)
@@ -106,7 +107,7 @@ static std::vector<TileConfig> wgmmaForwardCandidates(int64_t headDim,
 
 std::vector<TileConfig> tuningCandidates(DType dtype, int64_t headDim,
                                          Entry entry, int64_t maxSharedBytes,
-                                         bool wgmma, bool dqAtomicsAllowed) {
+                                         bool wgmma, bool dqByAtomics) {
   if (dtype != DType::F16 && dtype != DType::BF16)
     return {};
   if (wgmma && entry == Entry::Forward &&
@@ -116,11 +117,11 @@ std::vector<TileConfig> tuningCandidates(DType dtype, int64_t headDim,
       llvm::is_contained(tensor_core::kWgmmaBackwardHeadDims, headDim)) {
     // mma.sync's tiles do not reach these kernels: only dQ's path does,
     // where dQ by atomics is built.
-    if (!dqAtomicsAllowed || !tensor_core::wgmmaDkDvWholeRows(headDim))
+    if (!dqByAtomics || !tensor_core::wgmmaDkDvWholeRows(headDim))
       return {};
-    TileConfig atomics{0, 0, 0, 0};
-    atomics.dqAtomics = 1;
-    return {TileConfig(), atomics};
+    TileConfig dqKernel{0, 0, 0, 0};
+    dqKernel.dqKernel = 1;
+    return {TileConfig(), dqKernel};
   }
   if (entry == Entry::Forward ? !tensor_core::hasKernel(headDim)
                               : !tensor_core::hasBackwardKernel(headDim))
@@ -166,17 +167,17 @@ std::optional<TileConfig> loadTunedConfig(const KernelCache &cache,
   if (cache.load(key, payload) != KernelCache::Lookup::Hit)
     return std::nullopt;
   long long blockN = 0, warps = 0, stages = 0, shared = 0, groups = 0,
-            section = 0, dqAtomics = 0;
+            section = 0, dqKernel = 0;
   char check[192];
   if (std::sscanf(payload.c_str(), kFormat, &blockN, &warps, &stages, &shared,
-                  &groups, &section, &dqAtomics) != 7 ||
-      (dqAtomics != 0 && dqAtomics != 1))
+                  &groups, &section, &dqKernel) != 7 ||
+      (dqKernel != 0 && dqKernel != 1))
     return std::nullopt;
   std::snprintf(check, sizeof check, kFormat, blockN, warps, stages, shared,
-                groups, section, dqAtomics);
+                groups, section, dqKernel);
   if (payload != check)
     return std::nullopt;
-  return TileConfig{blockN, warps, stages, shared, groups, section, dqAtomics};
+  return TileConfig{blockN, warps, stages, shared, groups, section, dqKernel};
 }
 
 bool storeTunedConfig(const KernelCache &cache, llvm::StringRef key,
@@ -189,7 +190,7 @@ bool storeTunedConfig(const KernelCache &cache, llvm::StringRef key,
                 static_cast<long long>(config.sharedBytes),
                 static_cast<long long>(config.wgmmaGroups),
                 static_cast<long long>(config.gridSection),
-                static_cast<long long>(config.dqAtomics));
+                static_cast<long long>(config.dqKernel));
   return cache.store(key, payload, error);
 }
 
@@ -245,7 +246,7 @@ std::string tableRow(const TableShape &shape, const TileConfig &config,
              shape.headDim, shape.mask, shape.window, shape.sq, shape.sk,
              shape.bh, config.blockN, config.warps, config.kvStages,
              config.sharedBytes, config.wgmmaGroups, config.gridSection,
-             config.dqAtomics, note)
+             config.dqKernel, note)
       .str();
 }
 

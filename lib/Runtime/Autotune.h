@@ -7,8 +7,8 @@
 // consumer warpgroups (query rows per block), and every forward the order
 // of its grid (grid-section: (batch, head) pairs interleaved, longest
 // causal tiles first, or one pair after another); the wgmma backward its
-// dQ path (dQ's own kernel, or TMA reduce-adds from the dK/dV kernel where
-// the backward need not be deterministic). For a new shape class,
+// dQ path (TMA reduce-adds from the dK/dV kernel, the default where the
+// backward need not be deterministic, or dQ's own kernel). For a new shape class,
 // Program::run times each candidate on the caller's real arguments and
 // keeps the fastest in the kernel cache, so later processes start with it.
 //
@@ -43,9 +43,9 @@ struct TileConfig {
   int64_t wgmmaGroups = 0;
   /// Forward grids' (batch, head) pairs per section; 0: the compiler's.
   int64_t gridSection = 0;
-  /// 1: the wgmma backward's dK/dV kernel adds dQ by TMA reduce-adds
-  /// instead of dQ's own kernel (CompileOptions::dqAtomics).
-  int64_t dqAtomics = 0;
+  /// 1: the wgmma backward takes dQ's own kernel instead of the default,
+  /// TMA reduce-adds from the dK/dV kernel (CompileOptions::dqAtomics off).
+  int64_t dqKernel = 0;
   /// 1: the forward carries the split-KV kernels (CompileOptions::splitKv).
   /// Not a tuned knob: run() sets it for the shapes that split, so it is
   /// never in the table or the tuning record.
@@ -57,7 +57,7 @@ struct TileConfig {
 
   auto fields() const {
     return std::tie(blockN, warps, kvStages, sharedBytes, wgmmaGroups,
-                    gridSection, dqAtomics, splitKv, scalarFallback);
+                    gridSection, dqKernel, splitKv, scalarFallback);
   }
   bool operator==(const TileConfig &other) const {
     return fields() == other.fields();
@@ -76,7 +76,7 @@ struct TileConfig {
   }
   /// "block-n 64, warps 4, stages 1, shared 48 KiB", then the wgmma
   /// groups and grid section where they are not the compiler's choice, and
-  /// dQ's path where it is not dQ's own kernel. The default config is the
+  /// dQ's path where it is dQ's own kernel. The default config is the
   /// program as compiled, whose wgmma kernels (`wgmma`) take the
   /// compiler's tiles, not mma.sync's numbers: it reads so there.
   std::string str(bool wgmma = false) const;
@@ -94,13 +94,13 @@ struct TileConfig {
 /// to D 80) by grid order (sections of pairs, or one pair after another),
 /// and the wgmma forward's block-n and stages (warps 0: that kernel's
 /// tiles, not mma.sync's) instead, and the backward's at the wgmma backward's
-/// head dims dQ's own kernel against dQ by TMA reduce-adds from the dK/dV
-/// kernel; unless `dqAtomicsAllowed` is false (a deterministic backward, or dQ
-/// by atomics asked already), which leaves the default alone.
+/// head dims its default, dQ by TMA reduce-adds from the dK/dV kernel,
+/// against dQ's own kernel; only where `dqByAtomics` (the default: not a
+/// deterministic backward, nor one compiled with dQ's own kernel already).
 std::vector<TileConfig> tuningCandidates(DType dtype, int64_t headDim,
                                          Entry entry, int64_t maxSharedBytes,
                                          bool wgmma = false,
-                                         bool dqAtomicsAllowed = true);
+                                         bool dqByAtomics = true);
 
 /// The config stored under `key`, when a valid entry is there.
 std::optional<TileConfig> loadTunedConfig(const KernelCache &cache,

@@ -558,7 +558,7 @@ std::unique_ptr<Program> Program::compile(const std::string &specText,
       std::to_string(options.mmaSharedBytes) + " stages " +
       std::to_string(options.mmaKvStages) + (options.allowTf32 ? " tf32" : "") +
       (options.deterministic ? " deterministic" : "") +
-      (options.dqAtomics ? " dq-atomics" : "") +
+      (options.dqAtomics ? "" : " dq-kernel") +
       (options.splitKv ? " split-kv" : "") +
       (options.scalarFallback ? " scalar-fallback" : "") + " gen " +
       options.mmaGeneration + " schedule " + options.wgmmaSchedule +
@@ -1151,8 +1151,8 @@ CompileOptions Program::Impl::optionsFor(const TileConfig &config) const {
     tuned.wgmmaGroups = config.wgmmaGroups;
   if (config.gridSection)
     tuned.gridSection = config.gridSection;
-  if (config.dqAtomics)
-    tuned.dqAtomics = true;
+  if (config.dqKernel)
+    tuned.dqAtomics = false;
   return tuned;
 }
 
@@ -1227,7 +1227,7 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
                                tensor_core::wgmmaForwardRuns(q[3], window));
   std::vector<TileConfig> candidates = tuningCandidates(
       dtype, q[3], entry, cuda::maxSharedBytesPerBlock(), wgmma,
-      /*dqAtomicsAllowed=*/!options.deterministic && !options.dqAtomics);
+      /*dqByAtomics=*/!options.deterministic && options.dqAtomics);
   if (candidates.empty())
     return tuned[shape] = TileConfig();
   TableShape tableShape{cuda::deviceArch(),

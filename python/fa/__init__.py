@@ -49,10 +49,11 @@ def attention(q, k, v, *, causal=False, window=None, sink_tokens=0,
     sinks: learnable per-head logits [Hq] in the softmax denominator
         (gpt-oss), float32 (float64 for float64 inputs); gets a gradient.
     scale: defaults to 1/sqrt(D).
-    deterministic: the backward gives the same bits from run to run. fa's
-        default backward does already (every gradient element has one
-        owner); the flag keeps it so should a faster path with atomics
-        become the default.
+    deterministic: the backward gives the same bits from run to run. By
+        default, on sm_90a up to D 128, dQ is a sum of f32 atomic
+        reduce-adds from the dK/dV kernel (faster), whose order, and so
+        whose rounding, varies from run to run; with the flag dQ comes
+        from a kernel of its own, one owner per element.
     Returns o [B, Hq, Sq, D], and lse [B, Hq, Sq] with return_lse.
     """
     if not isinstance(deterministic, bool):

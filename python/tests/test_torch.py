@@ -570,8 +570,8 @@ def test_float32_takes_tf32_only_when_torch_allows_it():
 @pytest.mark.parametrize("sinks", [False, True])
 def test_deterministic_backward_repeats_bit_for_bit(device, head_dim, sinks):
     # deterministic=True rules out dQ by f32 atomics (whose order varies;
-    # fa-run --dq-atomics on sm_90a): five runs, the same bits, and the
-    # default within bf16's tolerance of float64 too. dsinks sums per-block
+    # the default on sm_90a up to D 128): five runs, the same bits, and
+    # within bf16's tolerance of float64 too. dsinks sums per-block
     # partials of the D kernel in a fixed order, so it repeats as well.
     torch.manual_seed(2)
     dtype = torch.bfloat16 if device == "cuda" else torch.float32

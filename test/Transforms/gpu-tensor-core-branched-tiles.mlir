@@ -1,4 +1,4 @@
-// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma scalar-fallback=false branched-tiles" | FileCheck %s
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma scalar-fallback=false branched-tiles dq-atomics=false" | FileCheck %s
 // RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma scalar-fallback=false" | FileCheck %s --check-prefix=LOOPS
 
 // With branched-tiles the wgmma forward's consumers walk the window's key

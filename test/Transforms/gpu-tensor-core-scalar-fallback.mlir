@@ -1,6 +1,6 @@
 // RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="scalar-fallback=false" --canonicalize --cse | FileCheck %s
 // RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core --canonicalize --cse | FileCheck %s --check-prefix=KEEP
-// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma scalar-fallback=false" --canonicalize --cse | FileCheck %s --check-prefix=HOPPER
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma scalar-fallback=false dq-atomics=false" --canonicalize --cse | FileCheck %s --check-prefix=HOPPER
 // RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma" | FileCheck %s --check-prefix=UNBUILT
 
 // Without scalar-fallback, a spec that fixes D (as the JIT's do) keeps no

@@ -1,5 +1,5 @@
 // RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-schedule=serial wgmma-groups=2 dq-atomics" | FileCheck %s
-// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-schedule=serial wgmma-groups=2" | FileCheck %s --check-prefix=DQKERNEL
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-schedule=serial wgmma-groups=2 dq-atomics=false" | FileCheck %s --check-prefix=DQKERNEL
 // RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-schedule=serial wgmma-groups=2 dq-atomics deterministic" | FileCheck %s --check-prefix=DQKERNEL
 // RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma wgmma-block-n=64 wgmma-groups=1 wgmma-schedule=serial" | FileCheck %s --check-prefix=SMALL
 // RUN: fa-opt %s --fa-specialize-element-type=element-type=f32 --fa-tile --fa-gpu-tensor-core=generation=wgmma | FileCheck %s --check-prefix=F32
@@ -210,8 +210,8 @@
 // Q and dO (boxes of 128 query rows up to D 64, else 64); per query tile
 // S^T = K Q^T and dP^T = V dO^T (m64n128 here, both from shared memory),
 // then dV += P^T dO and dK += dS^T Q with A from registers (m64n<D>, a k
-// step per 16 query rows). With dq-atomics it computes dQ too: dS^T into
-// shared memory (after the dK/dV kernels' tiles and stages: two buffers,
+// step per 16 query rows). With dq-atomics (the default) it computes dQ
+// too: dS^T into shared memory (after the dK/dV kernels' tiles and stages: two buffers,
 // each two tiles of 128 keys x 64 query rows x 2 bytes, and the f32 dQ
 // tile of 128 x D x 4), fenced for the async proxy, named barrier 1
 // between both consumers once the last tile's reductions read the dQ tile
@@ -325,9 +325,9 @@
 // CHECK: arith.truncf {{.*}} : vector<4xf32> to vector<4xbf16>
 // CHECK: memref.dealloc
 
-// By default (and with `deterministic`, whatever dq-atomics says) the dK/dV
-// kernel leaves dQ to a kernel of its own, which takes Q and dO once and
-// streams K and V.
+// With `dq-atomics=false` (and with `deterministic`, whatever dq-atomics
+// says) the dK/dV kernel leaves dQ to a kernel of its own, which takes Q
+// and dO once and streams K and V.
 // Up to D 96 that kernel also computes D, from o as a third fixed tile
 // (its tensor map, operand 5): each lane reads 16-byte chunks of its rows
 // of o and dO, the quad's sums join by shuffles, and the quad's first lane

@@ -145,20 +145,24 @@ TEST(AutotuneCandidates, FollowTheKernelsLimits) {
             "block-n 64, the compiler's stages");
   EXPECT_EQ((TileConfig{0, 0, 3, 0}).str(/*wgmma=*/true),
             "the compiler's block-n, stages 3");
-  // The wgmma backward (D 32 to 128) tunes dQ's path instead: its own
-  // kernel, or TMA reduce-adds from the dK/dV kernel; not where the
-  // backward must be deterministic (or dQ by atomics is asked already),
-  // which leaves only the default. mma.sync's tiles do not reach it.
-  TileConfig dqAtomics{0, 0, 0, 0};
-  dqAtomics.dqAtomics = 1;
+  // The wgmma backward (D 32 to 128) tunes dQ's path instead: the default,
+  // TMA reduce-adds from the dK/dV kernel, or dQ's own kernel; not where
+  // the backward must be deterministic (or was compiled with dQ's own
+  // kernel), which leaves only the default. mma.sync's tiles do not reach
+  // it, nor does the tuning past D 128, where dQ always has its own kernel.
+  TileConfig dqKernel{0, 0, 0, 0};
+  dqKernel.dqKernel = 1;
   for (int64_t headDim : {32, 64, 80, 96, 128})
     EXPECT_EQ(tuningCandidates(DType::BF16, headDim, Entry::Backward,
                                kH100Shared, /*wgmma=*/true),
-              (std::vector<TileConfig>{TileConfig(), dqAtomics}));
+              (std::vector<TileConfig>{TileConfig(), dqKernel}));
   EXPECT_TRUE(tuningCandidates(DType::BF16, 128, Entry::Backward, kH100Shared,
-                               /*wgmma=*/true, /*dqAtomicsAllowed=*/false)
+                               /*wgmma=*/true, /*dqByAtomics=*/false)
                   .empty());
-  EXPECT_EQ(dqAtomics.str(), "the compiler's tiles, dQ by TMA reduce-adds");
+  EXPECT_TRUE(tuningCandidates(DType::BF16, 256, Entry::Backward, kH100Shared,
+                               /*wgmma=*/true)
+                  .empty());
+  EXPECT_EQ(dqKernel.str(), "the compiler's tiles, dQ's own kernel");
   // The default is the program as compiled: on wgmma, the compiler's tiles.
   EXPECT_EQ(TileConfig().str(/*wgmma=*/true), "the compiler's tiles");
   EXPECT_EQ(TileConfig().str(), "block-n 64, warps 4, stages 1, shared 48 KiB");
@@ -231,9 +235,11 @@ TEST_F(AutotuneTest, ChoiceRoundTripsAndCorruptEntriesAreNotTrusted) {
 
   // A checksummed entry whose payload is not a config is not trusted, nor
   // is one in a format before stages and shared memory, or before wgmma
-  // groups and grid sections, or dQ's path, were tuned; nor a dq-atomics
-  // field other than 0 or 1.
-  ASSERT_TRUE(cache.store(key, "fa-tune 4 block-n 64 warps\n", error));
+  // groups and grid sections, or dQ's path, were tuned, or while reduce-adds
+  // were not dQ's default path (version 4, whose dq-atomics field the
+  // current dq-kernel field inverts); nor a dq-kernel field other than 0 or
+  // 1.
+  ASSERT_TRUE(cache.store(key, "fa-tune 5 block-n 64 warps\n", error));
   EXPECT_FALSE(loadTunedConfig(cache, key));
   ASSERT_TRUE(cache.store(key,
                           "fa-tune 3 block-n 64 warps 4 stages 1 shared "
@@ -241,8 +247,13 @@ TEST_F(AutotuneTest, ChoiceRoundTripsAndCorruptEntriesAreNotTrusted) {
                           error));
   EXPECT_FALSE(loadTunedConfig(cache, key));
   ASSERT_TRUE(cache.store(key,
+                          "fa-tune 5 block-n 0 warps 0 stages 0 shared 0 "
+                          "groups 0 section 0 dq-kernel 2\n",
+                          error));
+  EXPECT_FALSE(loadTunedConfig(cache, key));
+  ASSERT_TRUE(cache.store(key,
                           "fa-tune 4 block-n 0 warps 0 stages 0 shared 0 "
-                          "groups 0 section 0 dq-atomics 2\n",
+                          "groups 0 section 0 dq-atomics 1\n",
                           error));
   EXPECT_FALSE(loadTunedConfig(cache, key));
   ASSERT_TRUE(cache.store(
@@ -320,11 +331,11 @@ TEST(ShippedTable, NearestRowOfTheSameVariantOrNone) {
                    16}})
     EXPECT_FALSE(shippedConfig(other).has_value());
   // FA_TUNING_RECORD writes rows in the table's own form.
-  TileConfig atomics{0, 0, 0, 0};
-  atomics.dqAtomics = 1;
+  TileConfig dqKernel{0, 0, 0, 0};
+  dqKernel.dqKernel = 1;
   EXPECT_EQ(
       tableRow({"sm_90a", Entry::Backward, 64, "window", 128, 4096, 4096, 256},
-               atomics, "note"),
+               dqKernel, "note"),
       "    {\"sm_90a\", Entry::Backward, 64, \"window\", 128, 4096, "
       "4096, 256, {0, 0, 0, 0, 0, 0, 1}}, // note");
 }

@@ -139,9 +139,9 @@ static cl::opt<bool>
 static cl::opt<bool> dqAtomics(
     cl::cat(faRunCategory), "dq-atomics",
     cl::desc("the wgmma backward's dK/dV kernel adds dQ by f32 TMA "
-             "reduce-adds instead of dQ's own kernel (D up to 128; not "
-             "deterministic)"),
-    cl::init(false));
+             "reduce-adds (D up to 128; not deterministic; on by default); "
+             "--dq-atomics=false: dQ's own kernel"),
+    cl::init(true));
 
 namespace {
 

@@ -68,9 +68,9 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
   Option<bool> dqAtomics{
       *this, "dq-atomics",
       llvm::cl::desc("the wgmma backward's dK/dV kernel adds dQ by f32 "
-                     "TMA reduce-adds instead of dQ's own kernel (D up "
-                     "to 128)"),
-      llvm::cl::init(false)};
+                     "TMA reduce-adds (D up to 128; the default); false: "
+                     "dQ's own kernel"),
+      llvm::cl::init(true)};
   Option<bool> deterministic{
       *this, "deterministic",
       llvm::cl::desc("backwards give the same bits from run to run "

@@ -130,22 +130,24 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     128 keys (64 per consumer) hold K and V and stream Q and dO tiles of 64
     rows over the query tiles that see them; past D 128 a block per 64
     columns of dK and dV, each recomputing S^T and dP^T over the whole head
-    dim, and dQ always from its own kernel. dQ comes from a kernel of its
-    own, with one owner per element and the same bits from run to run:
-    blocks of 128 rows hold Q and dO and stream K and V over the forward's
-    key tiles (`<entry>_wgmma_dq_d<D>`). Where its grid is persistent
-    and o fits as a third fixed tile without costing a stage or the second
-    copy (D 32-96), the dQ kernel also computes D = rowsum(dO * o) and
-    dsinks' partials, and runs before the dK/dV kernel, in place of the D
-    kernel (`<entry>_wgmma_dq_row_dot_d<D>`). With `dq-atomics` (and not
-    `deterministic`) the dK/dV kernel computes dQ instead: both consumers
-    put their dS^T tile in shared memory, each multiplies it by half of K's
-    columns on wgmma, puts the f32 product in a shared tile and has TMA add
-    it into an f32 accumulator (cp.reduce.async.bulk.tensor), which a
-    kernel zeroes before and one scales into dq after (`_wgmma_dq_zero`,
-    `_wgmma_dq_copy`); it is correct, up to D 128, and faster or slower
-    than dQ's kernel by head dim (bench/NOTES.md), so not the default.
-    f32 stays on mma.sync, whose kernels never use atomics.
+    dim, and dQ always from its own kernel. By default (`dq-atomics`, and
+    not `deterministic`) and up to D 128 the dK/dV kernel computes dQ too:
+    both consumers put their dS^T tile in shared memory, each multiplies it
+    by half of K's columns on wgmma, puts the f32 product in a shared tile
+    and has TMA add it into an f32 accumulator
+    (cp.reduce.async.bulk.tensor), which a kernel zeroes before and one
+    scales into dq after (`_wgmma_dq_zero`, `_wgmma_dq_copy`); faster than
+    dQ's own kernel at every causal and full shape measured, slower under
+    some windows (bench/NOTES.md), so the tuner times both. Otherwise
+    (`deterministic`, `dq-atomics=false`, or past D 128) dQ comes from a
+    kernel of its own, with one owner per element and the same bits from
+    run to run: blocks of 128 rows hold Q and dO and stream K and V over
+    the forward's key tiles (`<entry>_wgmma_dq_d<D>`). Where its grid is
+    persistent and o fits as a third fixed tile without costing a stage or
+    the second copy (D 32-96), the dQ kernel also computes D = rowsum(dO *
+    o) and dsinks' partials, and runs before the dK/dV kernel, in place of
+    the D kernel (`<entry>_wgmma_dq_row_dot_d<D>`). f32 stays on mma.sync,
+    whose kernels never use atomics.
 
     Key and query tiles and their predicates are the phases fa-tile uses
     (TileBuilder: the variant's mask as loop bounds), so only boundary tiles
@@ -202,10 +204,10 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
            "warpgroups taking turns to issue their GEMMs) or serial (each "
            "tile's softmax between its two GEMMs); bench/NOTES.md has "
            "both's numbers">,
-    Option<"dqAtomics", "dq-atomics", "bool", "false",
+    Option<"dqAtomics", "dq-atomics", "bool", "true",
            "wgmma backward: the dK/dV kernel adds dQ into an f32 "
-           "accumulator by TMA reduce-adds instead of dQ's own kernel (as "
-           "fast at D 128, slower at D 64; not deterministic)">,
+           "accumulator by TMA reduce-adds (the default; not "
+           "deterministic); false: dQ's own kernel">,
     Option<"deterministic", "deterministic", "bool", "false",
            "backward: the same bits from run to run (overrides dq-atomics)">,
     Option<"splitKv", "split-kv", "bool", "false",

@@ -1,12 +1,13 @@
 """Prints the spills ptxas reports for each wgmma forward of some specs,
 compiled as the JIT compiles them: the head dim fixed, no split-KV or
 scalar kernels, bf16, sm_90a. Usage:
-  ptxas_spills.py [--kernels REGEX] [--dq-atomics] PTXAS FA_COMPILE SPECS_DIR
+  ptxas_spills.py [--kernels REGEX] [--dq-kernel] PTXAS FA_COMPILE SPECS_DIR
                   D[,D...] SPEC...
   ptxas_spills.py --tiles BN:STAGES[,...] PTXAS FA_OPT SPECS_DIR D[,...] SPEC...
 --kernels takes the kernels whose names REGEX matches (re.search) in place
-of the wgmma forwards (`_forward_wgmma_d<D>$`); --dq-atomics compiles the
-backward whose dK/dV kernel adds dQ (fa-compile's option).
+of the wgmma forwards (`_forward_wgmma_d<D>$`); --dq-kernel compiles the
+backward with dQ's own kernel (fa-compile --dq-atomics=false) instead of
+the default, whose dK/dV kernel adds dQ.
 The second form compiles through fa-opt's fa-lower-to-gpu pipeline with the
 wgmma forward's block-n and stages set (0: the compiler's), as the tuner's
 candidates ask for them. One line per kernel:
@@ -78,8 +79,8 @@ def main():
     if args[0] == "--kernels":
         kernels = args[1]
         args = args[2:]
-    if args[0] == "--dq-atomics":
-        extra = ["--dq-atomics"]
+    if args[0] == "--dq-kernel":
+        extra = ["--dq-atomics=false"]
         args = args[1:]
     if args[0] == "--tiles":
         tiles = [tuple(t.split(":")) for t in args[1].split(",")]
