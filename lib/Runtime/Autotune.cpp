@@ -237,6 +237,15 @@ std::optional<TileConfig> shippedConfig(const TableShape &shape) {
 
 const char *shippedTableSource() { return kTunedConfigsSource; }
 
+std::vector<std::pair<TableShape, TileConfig>> shippedRows() {
+  std::vector<std::pair<TableShape, TileConfig>> rows;
+  for (const TableRow &row : kTunedConfigs)
+    rows.push_back({TableShape{row.arch, row.entry, row.headDim, row.mask,
+                               row.window, row.sq, row.sk, row.bh},
+                    row.config});
+  return rows;
+}
+
 std::string tableRow(const TableShape &shape, const TileConfig &config,
                      const std::string &note) {
   return llvm::formatv(

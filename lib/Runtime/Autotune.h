@@ -131,6 +131,9 @@ std::optional<TileConfig> shippedConfig(const TableShape &shape);
 /// Where the shipped table came from (its GPU and date).
 const char *shippedTableSource();
 
+/// Every row of the shipped table, as its shape class and config.
+std::vector<std::pair<TableShape, TileConfig>> shippedRows();
+
 /// `config` as a row of the shipped table (TunedConfigs.inc), ending in a
 /// comment with `note`: what FA_TUNING_RECORD collects.
 std::string tableRow(const TableShape &shape, const TileConfig &config,

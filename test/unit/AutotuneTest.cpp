@@ -310,6 +310,30 @@ TEST_F(AutotuneTest, TwoProcessesTuningOneKeyLeaveAValidEntry) {
 
 namespace {
 
+TEST(ShippedTable, EveryRowIsACandidateOfItsClass) {
+  // Each row names the default or a config the tuner times for its class
+  // today (Program's choice of candidates: the wgmma backward, or the wgmma
+  // forward where a window that short still runs it, else mma.sync's), on
+  // the Hopper GPU the table was measured on. A row no candidate list has
+  // (one edited by hand, or left from an older format or list) would build
+  // a program no tuning run picks, without an error anywhere.
+  std::vector<std::pair<TableShape, TileConfig>> rows = shippedRows();
+  ASSERT_FALSE(rows.empty());
+  for (const auto &[shape, config] : rows) {
+    ASSERT_EQ(shape.arch, "sm_90a") << tableRow(shape, config, "");
+    std::optional<int64_t> window;
+    if (shape.mask == "window")
+      window = static_cast<int64_t>(shape.window);
+    bool wgmma = shape.entry == Entry::Backward ||
+                 tensor_core::wgmmaForwardRuns(shape.headDim, window);
+    std::vector<TileConfig> candidates = tuningCandidates(
+        DType::BF16, shape.headDim, shape.entry, kH100Shared, wgmma);
+    EXPECT_TRUE(config == TileConfig() ||
+                llvm::is_contained(candidates, config))
+        << tableRow(shape, config, config.str(wgmma));
+  }
+}
+
 TEST(ShippedTable, NearestRowOfTheSameVariantOrNone) {
   // The table names the GPU and date it was measured on.
   EXPECT_NE(std::string(shippedTableSource()).find("H100"), std::string::npos);
