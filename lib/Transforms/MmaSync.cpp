@@ -43,11 +43,15 @@ public:
   void emitForward(const Variant &variant, ForwardArgs args,
                    StringRef kernelName) override {
     Dims dims = forwardRows(args);
-    std::array<Value, 3> grid = forwardGrid(args, dims, 16 * warps);
+    bool packed = packsGroups(variant, args, /*split=*/false);
+    std::array<Value, 3> grid =
+        packed ? std::array<Value, 3>{packedTiles(dims), dims.hkv, dims.batch}
+               : forwardGrid(args, dims, 16 * warps);
     launch(
         grid, forwardTileRows(), kernelName,
         [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
-          emitBody(variant, args, dims, grid[0], launch, shared);
+          emitBody(variant, args, dims, grid[0], launch, shared,
+                   /*split=*/nullptr, packed);
         },
         forwardBuffers(dims));
   }
@@ -56,17 +60,13 @@ public:
                         const SplitKv &split, StringRef kernelName,
                         StringRef mergeName) override {
     Dims dims = forwardRows(args);
-    // Where Q's fragments stay in registers, a block's rows are a kv head's
-    // whole group (packedGroupRows): K/V go through each block once per
-    // group instead of once per query head.
-    bool packed = queryRows == 0;
-    Value tiles =
-        ceilDiv(packed ? mul(dims.sq, dims.group) : dims.sq, 16 * warps);
+    bool packed = packsGroups(variant, args, /*split=*/true);
+    Value tiles = packed ? packedTiles(dims) : ceilDiv(dims.sq, 16 * warps);
     launch(
         {mul(tiles, split.count), packed ? dims.hkv : dims.hq, dims.batch},
         forwardTileRows(), kernelName,
         [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
-          emitBody(variant, args, dims, tiles, launch, shared, &split);
+          emitBody(variant, args, dims, tiles, launch, shared, &split, packed);
         },
         forwardBuffers(dims));
     emitSplitMerge(args, dims, split, mergeName);
@@ -103,6 +103,25 @@ public:
   }
 
 private:
+  /// Whether a forward block's rows are a kv head's whole group
+  /// (packedGroupRows) rather than one query head's: where Q's fragments
+  /// stay in registers, for the split-KV forward (a decode step's few
+  /// query rows) and under a window (each block's keys are the window
+  /// over its rows, so a block of one head's rows reads about block-rows +
+  /// window keys for block-rows rows; a group's rows at the same few
+  /// positions read about window keys for as many rows). K/V then go
+  /// through each block once per group instead of once per query head.
+  /// Not over packed sequences, whose blocks are a sequence's rows.
+  bool packsGroups(const Variant &variant, const ForwardArgs &args,
+                   bool split) const {
+    return queryRows == 0 && !args.queryStarts &&
+           (split || variant.window.has_value());
+  }
+  /// The packed forward's blocks per (kv head, batch entry): its group's
+  /// rows at every query position.
+  Value packedTiles(const Dims &dims) {
+    return ceilDiv(mul(dims.sq, dims.group), 16 * warps);
+  }
   /// The forwards' row operands with their unit stride made known (q, k, v,
   /// o and append's new rows), and the dims of the (paged) cache.
   Dims forwardRows(ForwardArgs &args) {
@@ -363,10 +382,11 @@ private:
       c[i] = LLVM::ExtractValueOp::create(b, d, i);
   }
   /// The forward block's body; with `split`, split (block % count) of the
-  /// keys of query block (block / count), written to the partials.
+  /// keys of query block (block / count), written to the partials; with
+  /// `packed`, its rows a kv head's group (packsGroups).
   void emitBody(const Variant &variant, const ForwardArgs &args,
                 const Dims &allDims, Value tiles, gpu::LaunchOp launch,
-                ArrayRef<Value> shared, const SplitKv *split = nullptr) {
+                ArrayRef<Value> shared, const SplitKv *split, bool packed) {
     // A packed sequence's body goes inside an scf.if.
     OpBuilder::InsertionGuard guard(b);
     keys = shared[0];
@@ -380,7 +400,7 @@ private:
     }
     QueryBlock block;
     Dims dims;
-    if (split && queryRows == 0) {
+    if (packed) {
       block = packedGroupRows(allDims, tiles, linear, 16 * warps);
       dims = batchDims(allDims, args.keyLengths, batchIdx, args.kNew);
     } else {
@@ -426,7 +446,7 @@ private:
     }
 
     // A learnable sink joins once, in the merge.
-    State state = initForwardState(split ? Value() : args.sinks, head);
+    State state = initForwardState(split ? Value() : args.sinks, headOf);
 
     SmallVector<KeyPhase, 2> phases = keyPhases(variant, dims, m0, rows);
     if (split)
@@ -450,7 +470,7 @@ private:
     }
 
     if (!split) {
-      storeForward(state, args, dims, head, rowOf);
+      storeForward(state, args, dims, headOf, rowOf);
       return;
     }
     ForwardArgs partial = args;

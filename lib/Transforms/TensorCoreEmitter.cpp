@@ -565,19 +565,24 @@ void TensorCoreEmitter::waitTiles() {
   gpu::BarrierOp::create(b);
 }
 
-TensorCoreEmitter::State TensorCoreEmitter::initForwardState(Value sinks,
-                                                             Value head) {
+TensorCoreEmitter::State
+TensorCoreEmitter::initForwardState(Value sinks, ArrayRef<Value> headOf) {
   State state;
   state.out = zeroState();
   state.stats = privateBuffer(4);
-  Value mInit = negInf(), lInit = flt(0.0);
+  std::array<Value, 2> mInit = {negInf(), negInf()};
+  Value lInit = flt(0.0);
   if (sinks) {
-    mInit = toBase2(memref::LoadOp::create(b, sinks, head));
+    auto sinkOf = [&](Value head) {
+      return toBase2(memref::LoadOp::create(b, sinks, head));
+    };
+    mInit[0] = sinkOf(headOf[0]);
+    mInit[1] = headOf.size() > 1 ? sinkOf(headOf[1]) : mInit[0];
     lInit = select(cmp(arith::CmpIPredicate::eq, quadTid, idx(0)), flt(1.0),
                    flt(0.0));
   }
   for (int64_t r = 0; r < 2; ++r) {
-    storeState(mInit, state.stats, r);
+    storeState(mInit[r], state.stats, r);
     storeState(lInit, state.stats, 2 + r);
   }
   return state;

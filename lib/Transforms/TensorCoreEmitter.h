@@ -577,8 +577,9 @@ protected:
 
   /// The forward's O and row statistics, with a learnable sink (when
   /// `sinks` is set) starting each row at m = sink, l = 1 (one lane of the
-  /// quad holds the 1: l is summed over the quad at the end).
-  State initForwardState(Value sinks, Value head);
+  /// quad holds the 1: l is summed over the quad at the end). `headOf`:
+  /// the block's head, or this lane's two rows' heads.
+  State initForwardState(Value sinks, ArrayRef<Value> headOf);
 
   /// The online-softmax step on the S accumulator tiles `s` of the key
   /// tile at n0 (masked when `keyHi` is set; with `maskWhen`, an i1, only

@@ -24,9 +24,10 @@
 // BWD: llvm.func @_mlir_ciface_attention_backward
 // BWD-NOT: attention_forward
 // BWD: gpu.binary @attention_backward_row_dot
+// BWD: gpu.binary @attention_backward_wgmma_dq_zero
 // BWD: gpu.binary @attention_backward_wgmma_dk_dv_d128
 // BWD-NOT: _d{{(32|64|80|96|192|256)}}
-// BWD: gpu.binary @attention_backward_wgmma_dq_d128
+// BWD: gpu.binary @attention_backward_wgmma_dq_copy
 // BWD-NOT: attention_forward
 
 // CPU-NOT: attention_backward
@@ -37,9 +38,10 @@
 // ALL: gpu.binary @attention_forward_kernel
 // ALL: gpu.binary @attention_backward_row_dot
 // ALL: gpu.binary @attention_backward_kernel
+// ALL: gpu.binary @attention_backward_wgmma_dq_zero
 // ALL: gpu.binary @attention_backward_wgmma_dk_dv_d128
 // ALL: gpu.binary @attention_backward_kernel_0
-// ALL: gpu.binary @attention_backward_wgmma_dq_d128
+// ALL: gpu.binary @attention_backward_wgmma_dq_copy
 // ALL: gpu.binary @attention_backward_kernel_1
 
 // JIT: llvm.call @faScalarFallbackMissing()
@@ -50,7 +52,7 @@
 // JIT-NOT: gpu.binary @attention_{{forward|backward}}_kernel
 // JIT: gpu.binary @attention_backward_wgmma_dk_dv_d128
 // JIT-NOT: gpu.binary @attention_{{forward|backward}}_kernel
-// JIT: gpu.binary @attention_backward_wgmma_dq_d128
+// JIT: gpu.binary @attention_backward_wgmma_dq_copy
 // JIT-NOT: gpu.binary @attention_{{forward|backward}}_kernel
 
 // BAD: error: fa-tile: entries must be all, forward or backward, got 'both'
