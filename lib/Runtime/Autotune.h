@@ -8,9 +8,10 @@
 // of its grid (grid-section: (batch, head) pairs interleaved, longest
 // causal tiles first, or one pair after another); the wgmma backward its
 // dQ path (TMA reduce-adds from the dK/dV kernel, the default where the
-// backward need not be deterministic, or dQ's own kernel). For a new shape class,
-// Program::run times each candidate on the caller's real arguments and
-// keeps the fastest in the kernel cache, so later processes start with it.
+// backward need not be deterministic, or dQ's own kernel). For a new shape
+// class, Program::run times each candidate on the caller's real arguments
+// and keeps the fastest in the kernel cache, so later processes start with
+// it.
 //
 //===----------------------------------------------------------------------===//
 
