@@ -211,11 +211,12 @@
 // S^T = K Q^T and dP^T = V dO^T (m64n128 here, both from shared memory),
 // then dV += P^T dO and dK += dS^T Q with A from registers (m64n<D>, a k
 // step per 16 query rows). With dq-atomics (the default) it computes dQ
-// too: dS^T into shared memory (after the dK/dV kernels' tiles and stages: two buffers,
-// each two tiles of 128 keys x 64 query rows x 2 bytes, and the f32 dQ
-// tile of 128 x D x 4), fenced for the async proxy, named barrier 1
-// between both consumers once the last tile's reductions read the dQ tile
-// (dV's product issued before it), then each consumer's half of dQ's
+// too: dS^T into shared memory (after the dK/dV kernels' tiles and
+// stages: two buffers, each two tiles of 128 keys x 64 query rows x 2
+// bytes, and the f32 dQ tile of 128 x D x 4), fenced for the async proxy,
+// named barrier 1 between both consumers once the last tile's reductions
+// read the dQ tile (dV's product issued before it), then each consumer's
+// half of dQ's
 // columns, a product per 64 query rows (2 x m64n16 at D 32) with both
 // operands transposed, dK's product (A from registers) queued behind
 // them, and once dQ's group is done (wait 1) its products stored as f32
