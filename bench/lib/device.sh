@@ -65,9 +65,11 @@
 #                            own kernel cache
 #   device_fa_run LIMIT SPEC SHAPE [ARGS...]
 #                            the fa-run of device_tflops and
-#                            device_build_compile: bf16, FA_AUTOTUNE=0,
-#                            R's build, DEVICE_CACHE_DIR's kernel cache,
-#                            stopped after LIMIT s
+#                            device_build_compile: bf16, FA_AUTOTUNE=0
+#                            (DEVICE_AUTOTUNE's value where set: "table"
+#                            for the shipped table's configs), R's build,
+#                            DEVICE_CACHE_DIR's kernel cache, stopped after
+#                            LIMIT s
 #   device_on V COMMAND...   COMMAND (a device_* step) with build V's fa-run
 #                            (R) and libraries (a: the bundle, else
 #                            device_overlay's /tmp/fa-V)
@@ -144,12 +146,13 @@ device_tflops_lines() {
     grep -oE 'fwd_tflops=[0-9.]+|bwd_tflops=[0-9.]+|error.*'
 }
 
-# One fa-run of SPEC at SHAPE on the GPU (bf16, FA_AUTOTUNE=0, R's build,
-# DEVICE_CACHE_DIR's kernel cache), stopped after LIMIT s.
+# One fa-run of SPEC at SHAPE on the GPU (bf16, FA_AUTOTUNE=0 unless
+# DEVICE_AUTOTUNE says otherwise, R's build, DEVICE_CACHE_DIR's kernel
+# cache), stopped after LIMIT s.
 device_fa_run() {
   local limit=$1 spec=$2 shape=$3
   shift 3
-  FA_CACHE_DIR=${DEVICE_CACHE_DIR:-/tmp/c-time} FA_AUTOTUNE=0 timeout "$limit" "$R" "kernels_spec/$spec.mlir" \
+  FA_CACHE_DIR=${DEVICE_CACHE_DIR:-/tmp/c-time} FA_AUTOTUNE=${DEVICE_AUTOTUNE:-0} timeout "$limit" "$R" "kernels_spec/$spec.mlir" \
     --target gpu --dtype bf16 "$@" --shape "$shape"
 }
 

@@ -83,6 +83,15 @@ struct TileConfig {
   std::string str(bool wgmma = false) const;
 };
 
+/// Whether an entry on a GPU whose 16-bit kernels run on wgmma tunes the
+/// wgmma kernels' knobs: the backward always, a forward unless its window
+/// is short enough that the pass sends it to mma.sync all the same.
+inline bool tunesWgmma(Entry entry, int64_t headDim,
+                       std::optional<int64_t> window) {
+  return entry == Entry::Backward ||
+         tensor_core::wgmmaForwardRuns(headDim, window);
+}
+
 /// The configs worth timing for an entry of `dtype` with head dim `headDim`
 /// on a GPU whose blocks may use up to `maxSharedBytes` (the default
 /// first); empty when only the default applies (f32/f64, head dims without

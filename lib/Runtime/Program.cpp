@@ -1223,8 +1223,7 @@ Program::Impl::chooseConfig(const std::string &kernelName, Entry entry,
       window = info.window;
       causal = info.causal;
     }
-  bool wgmma = runsWgmma() && (entry == Entry::Backward ||
-                               tensor_core::wgmmaForwardRuns(q[3], window));
+  bool wgmma = runsWgmma() && tunesWgmma(entry, q[3], window);
   std::vector<TileConfig> candidates = tuningCandidates(
       dtype, q[3], entry, cuda::maxSharedBytesPerBlock(), wgmma,
       /*dqByAtomics=*/!options.deterministic && options.dqAtomics);

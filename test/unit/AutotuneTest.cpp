@@ -324,8 +324,7 @@ TEST(ShippedTable, EveryRowIsACandidateOfItsClass) {
     std::optional<int64_t> window;
     if (shape.mask == "window")
       window = static_cast<int64_t>(shape.window);
-    bool wgmma = shape.entry == Entry::Backward ||
-                 tensor_core::wgmmaForwardRuns(shape.headDim, window);
+    bool wgmma = tunesWgmma(shape.entry, shape.headDim, window);
     std::vector<TileConfig> candidates = tuningCandidates(
         DType::BF16, shape.headDim, shape.entry, kH100Shared, wgmma);
     EXPECT_TRUE(config == TileConfig() ||
