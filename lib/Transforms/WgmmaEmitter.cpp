@@ -506,11 +506,19 @@ Value WgmmaEmitter::streamKeyTiles(
     const Variant &variant, const Dims &dims, Value m0, Value rows,
     llvm::function_ref<void(Value, Value, Value)> copy) {
   Value done = idx(0); // tiles of the earlier phases
-  for (const KeyPhase &p : keyPhases(variant, dims, m0, rows)) {
+  SmallVector<KeyPhase, 2> phases = keyPhases(variant, dims, m0, rows);
+  for (const KeyPhase &p : phases) {
     loop(p.lo, p.hi, idx(blockN), [&](Value n0) {
       copy(add(done, divi(sub(n0, p.lo), blockN)), n0, kvHead);
     });
-    done = add(done, tileCount(p.lo, p.hi, blockN));
+    // Without a mask a single phase's tile count is every item's (Sk's
+    // tiles): LLVM hoisted it before the producer's item loop, where the
+    // 24 registers beside D 256's consumers spilled it (mha and vit, 4
+    // bytes). Through an opaque move it is made per item from Sk, a kernel
+    // parameter. Not with a sink phase as well: streaming then spilled 4-8
+    // bytes more at D 80 and 128 (ptxas 13.0).
+    Value hi = phases.size() == 1 ? opaque(p.hi) : p.hi;
+    done = add(done, tileCount(p.lo, hi, blockN));
   }
   return done;
 }

@@ -273,6 +273,14 @@ protected:
   void namedBarrier(int64_t id, int64_t threads) {
     namedBarrier(idx(id), threads);
   }
+  /// Arrives at named barrier `id` without waiting: it completes once
+  /// `threads` threads have arrived or waited there.
+  void arriveNamed(Value id, int64_t threads) {
+    NVVM::BarrierArriveOp::create(b, toI32(id), i32(threads));
+  }
+  void arriveNamed(int64_t id, int64_t threads) {
+    arriveNamed(idx(id), threads);
+  }
   /// Every consumer thread arrives on `barrier` once.
   void arriveOn(Value barrier) {
     NVVM::MBarrierArriveOp::create(b, /*res=*/Type(), barrier,

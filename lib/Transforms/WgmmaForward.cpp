@@ -433,7 +433,7 @@ private:
   /// Gives consumer warpgroup `to` its turn: arrives on its turn barrier,
   /// which its 128 threads and these 128 complete.
   void passTurn(Value to) {
-    NVVM::BarrierArriveOp::create(b, toI32(turnBarrier(to)), i32(256));
+    arriveNamed(turnBarrier(to), 256);
   }
 };
 
