@@ -432,9 +432,7 @@ private:
   void waitTurn(Value group) { namedBarrier(turnBarrier(group), 256); }
   /// Gives consumer warpgroup `to` its turn: arrives on its turn barrier,
   /// which its 128 threads and these 128 complete.
-  void passTurn(Value to) {
-    arriveNamed(turnBarrier(to), 256);
-  }
+  void passTurn(Value to) { arriveNamed(turnBarrier(to), 256); }
 };
 
 } // namespace
