@@ -508,15 +508,27 @@ Value WgmmaEmitter::streamKeyTiles(
   Value done = idx(0); // tiles of the earlier phases
   SmallVector<KeyPhase, 2> phases = keyPhases(variant, dims, m0, rows);
   for (const KeyPhase &p : phases) {
-    loop(p.lo, p.hi, idx(blockN), [&](Value n0) {
-      copy(add(done, divi(sub(n0, p.lo), blockN)), n0, kvHead);
-    });
+    // Sink tokens that fit a tile are one tile or none: a branch, where a
+    // loop's bounds and step held registers that the 24 of the forward's
+    // producer at D 256 spilled (streaming, 32 bytes; ptxas 13.0).
+    if (variant.sinkTokens > 0 && variant.sinkTokens <= blockN &&
+        &p == &phases.front()) {
+      auto any = scf::IfOp::create(
+          b, cmp(arith::CmpIPredicate::slt, p.lo, p.hi), false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(any.thenBlock());
+      copy(done, p.lo, kvHead);
+    } else {
+      loop(p.lo, p.hi, idx(blockN), [&](Value n0) {
+        copy(add(done, divi(sub(n0, p.lo), blockN)), n0, kvHead);
+      });
+    }
     // Without a mask a single phase's tile count is every item's (Sk's
     // tiles): LLVM hoisted it before the producer's item loop, where the
     // 24 registers beside D 256's consumers spilled it (mha and vit, 4
     // bytes). Through an opaque move it is made per item from Sk, a kernel
-    // parameter. Not with a sink phase as well: streaming then spilled 4-8
-    // bytes more at D 80 and 128 (ptxas 13.0).
+    // parameter. Not behind a sink phase: streaming then spilled 4-8 bytes
+    // at D 80 and 128 (ptxas 13.0).
     Value hi = phases.size() == 1 ? opaque(p.hi) : p.hi;
     done = add(done, tileCount(p.lo, hi, blockN));
   }

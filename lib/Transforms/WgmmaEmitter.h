@@ -414,8 +414,9 @@ protected:
                             nullptr);
   /// Calls `copy` for each key tile that query rows [m0, m0 + rows) visit
   /// (TileBuilder's key phases), with the block's tile count, the tile's
-  /// first key and kvHead: the streamed tiles of the forward and of dQ.
-  /// Returns the tiles' count.
+  /// first key and kvHead: the streamed tiles of the forward and of dQ
+  /// (a sink phase within one tile under a branch, as consumeKeyTiles
+  /// walks it). Returns the tiles' count.
   Value streamKeyTiles(const Variant &variant, const Dims &dims, Value m0,
                        Value rows,
                        llvm::function_ref<void(Value, Value, Value)> copy);
