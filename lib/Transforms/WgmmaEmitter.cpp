@@ -508,11 +508,11 @@ Value WgmmaEmitter::streamKeyTiles(
   Value done = idx(0); // tiles of the earlier phases
   SmallVector<KeyPhase, 2> phases = keyPhases(variant, dims, m0, rows);
   for (const KeyPhase &p : phases) {
-    // Sink tokens that fit a tile are one tile or none: a branch, where a
-    // loop's bounds and step held registers that the 24 of the forward's
-    // producer at D 256 spilled (streaming, 32 bytes; ptxas 13.0).
-    if (variant.sinkTokens > 0 && variant.sinkTokens <= blockN &&
-        &p == &phases.front()) {
+    // A sink phase the consumers take as one narrow tile (consumeKeyTiles)
+    // is one tile or none: a branch, where a loop's bounds and step held
+    // registers that the 24 of the forward's producer at D 256 spilled
+    // (streaming, 32 bytes; ptxas 13.0).
+    if (sinkTileWidth(variant) > 0 && &p == &phases.front()) {
       auto any = scf::IfOp::create(
           b, cmp(arith::CmpIPredicate::slt, p.lo, p.hi), false);
       OpBuilder::InsertionGuard guard(b);

@@ -278,9 +278,6 @@ protected:
   void arriveNamed(Value id, int64_t threads) {
     NVVM::BarrierArriveOp::create(b, toI32(id), i32(threads));
   }
-  void arriveNamed(int64_t id, int64_t threads) {
-    arriveNamed(idx(id), threads);
-  }
   /// Every consumer thread arrives on `barrier` once.
   void arriveOn(Value barrier) {
     NVVM::MBarrierArriveOp::create(b, /*res=*/Type(), barrier,
@@ -415,7 +412,7 @@ protected:
   /// Calls `copy` for each key tile that query rows [m0, m0 + rows) visit
   /// (TileBuilder's key phases), with the block's tile count, the tile's
   /// first key and kvHead: the streamed tiles of the forward and of dQ
-  /// (a sink phase within one tile under a branch, as consumeKeyTiles
+  /// (a sink phase of one narrow tile under a branch, as consumeKeyTiles
   /// walks it). Returns the tiles' count.
   Value streamKeyTiles(const Variant &variant, const Dims &dims, Value m0,
                        Value rows,
