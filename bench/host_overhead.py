@@ -19,8 +19,13 @@ backward per implementation and shape, from torch.profiler: its time, the
 sum, and the span from the first start to the last end (the gaps are what
 the span adds).
 
+A variant other than causal or full MHA: --kv-group G (H / G key and
+value heads), --window W, --learnable-sinks (float32 logits [H]); SDPA's
+rows are left out where it cannot express the variant (windows, sinks).
+
 Usage: host_overhead.py [--shapes B,H,S,D;...] [--queue 20] [--grad]
-       [--full] [--profile] [--breakdown] [--forward-kernels]
+       [--full] [--kv-group G] [--window W] [--learnable-sinks]
+       [--profile] [--breakdown] [--forward-kernels]
        [--backward-kernels]
        [--time-limit SECONDS]
 """
@@ -38,18 +43,64 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 import common
 
 
-def impls(fa, causal=True):
+class Variant:
+    """The attention variant timed: the mask, GQA's group, and learnable
+    sinks; makes the inputs and the fa call arguments."""
+
+    def __init__(self, causal=True, group=1, window=None, sinks=False):
+        self.causal, self.group = causal, group
+        self.window, self.sinks = window, sinks
+
+    def inputs(self, b, h, s, d, grad):
+        """q, k, v (bf16) and sinks (or None)."""
+        if h % self.group:
+            raise SystemExit(f"--kv-group {self.group} does not divide "
+                             f"{h} heads")
+        make = lambda heads: torch.randn(b, heads, s, d, device="cuda",
+                                         dtype=torch.bfloat16,
+                                         requires_grad=grad)
+        sinks = torch.randn(h, device="cuda", requires_grad=grad) \
+            if self.sinks else None
+        return make(h), make(h // self.group), make(h // self.group), sinks
+
+    def args(self, sinks):
+        """fa's api arguments after q, k, v: causal, window, sink_tokens,
+        sinks, scale."""
+        return self.causal, self.window, 0, sinks, None
+
+    def flops(self, b, h, s, d):
+        return common.attention_flops(b, h, s, d, causal=self.causal,
+                                      window=self.window)
+
+    def name(self):
+        parts = ["causal" if self.causal else "full"]
+        if self.group > 1:
+            parts.append(f"gqa{self.group}")
+        if self.window is not None:
+            parts.append(f"w{self.window}")
+        if self.sinks:
+            parts.append("sinks")
+        return "-".join(parts)
+
+
+def impls(fa, variant):
+    """Each implementation as call(q, k, v, sinks); SDPA only where it
+    expresses the variant."""
+    causal = variant.causal
+
     def sdpa(backend):
-        def call(q, k, v):
+        def call(q, k, v, sinks):
             with sdpa_kernel(backend):
-                return F.scaled_dot_product_attention(q, k, v,
-                                                      is_causal=causal)
+                return F.scaled_dot_product_attention(
+                    q, k, v, is_causal=causal,
+                    enable_gqa=variant.group > 1)
         return call
-    return {
-        "fa": lambda q, k, v: fa.attention(q, k, v, causal=causal),
-        "sdpa-cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
-        "sdpa-flash2": sdpa(SDPBackend.FLASH_ATTENTION),
-    }
+    calls = {"fa": lambda q, k, v, sinks: fa.attention(
+        q, k, v, causal=causal, window=variant.window, sinks=sinks)}
+    if variant.window is None and not variant.sinks:
+        calls["sdpa-cudnn"] = sdpa(SDPBackend.CUDNN_ATTENTION)
+        calls["sdpa-flash2"] = sdpa(SDPBackend.FLASH_ATTENTION)
+    return calls
 
 
 def host_us(fn, calls=300):
@@ -67,27 +118,30 @@ def queued_ms(fn, queue, reps=10):
     return statistics.median(common.cuda_ms(fn, queue) for _ in range(reps))
 
 
-def breakdown(fa, tiny):
+def breakdown(fa, variant, tiny):
     """Host µs per call of each step of fa.attention's forward and
     backward, one loop each, at the tiny shape (the GPU idles)."""
     from fa import api
-    q, k, v = (x.detach() for x in tiny)
-    _, program = api._attention_program(q, k, v, True, None, 0, None, None,
-                                        "forward")
+    q, k, v, sinks = (None if x is None else x.detach() for x in tiny)
+    args = variant.args(sinks)
+    kwargs = dict(causal=variant.causal, window=variant.window, sinks=sinks)
+    _, program = api._attention_program(q, k, v, *args, "forward")
     o = torch.empty_like(q)
     lse = torch.empty(q.shape[:3], device="cuda")
-    tensors = [q, k, v, o, lse]
+    ins = [q, k, v] + ([sinks] if sinks is not None else [])
+    tensors = ins + [o, lse]
     descriptors = [api._descriptor(t) for t in tensors]
     stream = torch.cuda.current_stream().cuda_stream
     steps = {
-        "fa.attention (no grad)": lambda: fa.attention(q, k, v, causal=True),
+        "fa.attention (no grad)": lambda: fa.attention(q, k, v, **kwargs),
         "check_attention_args": lambda: api.check_attention_args(
-            q, k, v, True, None, 0, None, None),
+            q, k, v, *args),
         "_attention_program": lambda: api._attention_program(
-            q, k, v, True, None, 0, None, None, "forward"),
+            q, k, v, *args, "forward"),
         "2 x torch.empty": lambda: (torch.empty_like(q),
                                     torch.empty(q.shape[:3], device="cuda")),
-        "5 x _descriptor": lambda: [api._descriptor(t) for t in tensors],
+        f"{len(tensors)} x _descriptor": lambda: [api._descriptor(t)
+                                                  for t in tensors],
         "current_stream": lambda: torch.cuda.current_stream().cuda_stream,
         "api._run": lambda: api._run(program, "attention", "forward",
                                      tensors),
@@ -96,13 +150,12 @@ def breakdown(fa, tiny):
         "torch add_ (one launch)": lambda: o.add_(1),
     }
     if hasattr(api, "forward_call"):  # builds with bound calls
-        record = api.forward_call(q, k, v, True, None, 0, None, None)
+        record = api.forward_call(q, k, v, *args)
         for _ in range(2):  # the second launch binds
             record.launch("attention", "forward", tensors)
         pointers = [t.data_ptr() for t in tensors]
         steps.update({
-            "forward_call": lambda: api.forward_call(
-                q, k, v, True, None, 0, None, None),
+            "forward_call": lambda: api.forward_call(q, k, v, *args),
             "launch (bound)": lambda: record.launch("attention", "forward",
                                                     tensors),
             "BoundCall.run (C++)": lambda: record.bound.run(pointers,
@@ -111,21 +164,19 @@ def breakdown(fa, tiny):
     # The backward's steps: its entry, the C++ call alone, and autograd's
     # whole call (the eager Function around the entry).
     api._run(program, "attention", "forward", tensors)
-    grads = [torch.empty_like(t) for t in (q, k, v)]
+    grads = [torch.empty_like(t) for t in ins]
     do = torch.randn_like(q)
-    backward = [q, k, v, o, lse, do] + grads
+    backward = ins[:3] + [o, lse, do] + ins[3:] + grads
     backward_descriptors = [api._descriptor(t) for t in backward]
     # Programs hold one entry each: the backward's is its own.
-    _, backward_program = api._attention_program(
-        q, k, v, True, None, 0, None, None, "backward")
+    _, backward_program = api._attention_program(q, k, v, *args, "backward")
     qg = q.clone().requires_grad_()
-    out = fa.attention(qg, k, v, causal=True)
+    out = fa.attention(qg, k, v, **kwargs)
     steps.update({
-        "fa.attention (grad)": lambda: fa.attention(qg, k, v, causal=True),
-        "prepare_backward": lambda: api.prepare_backward(
-            qg, k, v, True, None, 0, None, None),
+        "fa.attention (grad)": lambda: fa.attention(qg, k, v, **kwargs),
+        "prepare_backward": lambda: api.prepare_backward(qg, k, v, *args),
         "attention_backward": lambda: api.attention_backward(
-            q, k, v, o, lse, do, True, None, 0, None, None),
+            q, k, v, o, lse, do, *args),
         "Program.run backward (C++)": lambda: backward_program.run(
             "attention", "backward", backward_descriptors, stream=stream),
         "autograd.grad (whole call)": lambda: torch.autograd.grad(
@@ -136,11 +187,14 @@ def breakdown(fa, tiny):
 
 
 def backward_of(call, qkv):
-    """One backward of call(*qkv) as a function: autograd.grad with a
-    random dO, the graph kept for the next."""
+    """One backward of call(*qkv) as a function: autograd.grad (of q, k, v
+    and the sinks where there are) with a random dO, the graph kept for
+    the next."""
     out = call(*qkv)
     dout = torch.randn_like(out)
-    return lambda: torch.autograd.grad(out, qkv, dout, retain_graph=True)
+    grads_of = [x for x in qkv if x is not None]
+    return lambda: torch.autograd.grad(out, grads_of, dout,
+                                       retain_graph=True)
 
 
 def backward_kernels(name, call, qkv, calls=3):
@@ -207,20 +261,29 @@ def main():
                         "--grad")
     parser.add_argument("--full", action="store_true",
                         help="full attention rather than causal")
+    parser.add_argument("--kv-group", type=int, default=1,
+                        help="query heads per key/value head (GQA)")
+    parser.add_argument("--window", type=int,
+                        help="a sliding window of this many keys")
+    parser.add_argument("--learnable-sinks", action="store_true",
+                        help="gpt-oss's learnable sink logits, one a head")
     parser.add_argument("--forward-kernels", action="store_true",
                         help="each GPU activity of one forward")
     parser.add_argument("--time-limit", type=float, default=450,
                         help="seconds after which no new shape starts")
     args = parser.parse_args()
     fa = common.import_fa()
-    calls = impls(fa, causal=not args.full)
-    mask = "full" if args.full else "causal"
+    variant = Variant(causal=not args.full, group=args.kv_group,
+                      window=args.window, sinks=args.learnable_sinks)
+    calls = impls(fa, variant)
+    mask = variant.name()
 
-    tiny = [torch.randn(1, 1, 128, 64, device="cuda", dtype=torch.bfloat16,
-                        requires_grad=args.grad) for _ in range(3)]
+    tiny_heads = args.kv_group
+    tiny = variant.inputs(1, tiny_heads, 128, 64, args.grad)
     for name, fn in calls.items():
         print(f"{name:12s} host_us {host_us(lambda: fn(*tiny)):8.1f} "
-              f"(B 1, H 1, S 128, D 64, grad {args.grad})")
+              f"(B 1, H {tiny_heads}, S 128, D 64, {mask}, grad "
+              f"{args.grad})")
 
     deadline = time.perf_counter() + args.time_limit
     for text in args.shapes.split(";"):
@@ -228,9 +291,8 @@ def main():
             print(f"time limit: shape {text} not run")
             break
         b, h, s, d = map(int, text.split(","))
-        qkv = [torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16,
-                           requires_grad=args.grad) for _ in range(3)]
-        flops = common.attention_flops(b, h, s, d, causal=not args.full)
+        qkv = variant.inputs(b, h, s, d, args.grad)
+        flops = variant.flops(b, h, s, d)
         for name, fn in calls.items():
             call = lambda: fn(*qkv)
             single, _ = common.measure(call, warmup=5, reps=30, budget=60)
@@ -257,7 +319,7 @@ def main():
                 backward_kernels(name, fn, qkv)
 
     if args.breakdown:
-        breakdown(fa, tiny)
+        breakdown(fa, variant, tiny)
 
     if args.profile:
         fn = calls["fa"]

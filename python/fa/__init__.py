@@ -59,14 +59,30 @@ def attention(q, k, v, *, causal=False, window=None, sink_tokens=0,
     if not isinstance(deterministic, bool):
         raise TypeError(f"deterministic must be a bool, got "
                         f"{deterministic!r}")
-    if any(_api._is_torch(x) for x in (q, k, v, sinks)):
-        from .torch_ops import attention as torch_attention
-        o, lse = torch_attention(q, k, v, causal, window, sink_tokens, sinks,
-                                 scale, deterministic)
+    # Spelled out, not a generator over the four, and torch_ops imported
+    # once: this runs before every launch (a call's host time counts when
+    # the GPU waits for it; bench/NOTES.md, fifty-second session).
+    if _api._is_torch(q) or _api._is_torch(k) or _api._is_torch(v) or \
+            _api._is_torch(sinks):
+        o, lse = _torch_attention()(q, k, v, causal, window, sink_tokens,
+                                    sinks, scale, deterministic)
     else:
         o, lse = _api.attention_forward(q, k, v, causal, window, sink_tokens,
                                         sinks, scale)
     return (o, lse) if return_lse else o
+
+
+_torch_ops_attention = None
+
+
+def _torch_attention():
+    """torch_ops.attention, imported at the first call with torch tensors
+    (numpy users never import torch_ops)."""
+    global _torch_ops_attention
+    if _torch_ops_attention is None:
+        from .torch_ops import attention
+        _torch_ops_attention = attention
+    return _torch_ops_attention
 
 
 def _refuse_autograd(name, tensors):

@@ -232,19 +232,28 @@ def _program(key, make_text, dtype, target, allow_tf32=False,
     return program
 
 
-def _variant_program(kind, make_spec, dtype, q, head_dim, sinks, causal,
+def _variant_program(kind, make_spec, dtype, q, k, head_dim, sinks, causal,
                      window, sink_tokens, scale, flags=(), **options):
     """The program of one variant's kernel `kind`, whose spec is
-    make_spec(kind, dtype, learnable sinks, head_dim, *flags, **variant):
-    one program per (kind, variant, head dim, flags) and _program's options
-    (its GPU module holds that head dim's kernels only)."""
+    make_spec(kind, dtype, learnable sinks, head_dim, *flags, heads=...,
+    **variant): one program per (kind, variant, head dim, flags) and
+    _program's options (its GPU module holds that head dim's kernels only),
+    and on the GPU per head counts too (q's and k's dim 1)."""
     learnable = sinks is not None
     variant = dict(causal=causal, window=window, sink_tokens=sink_tokens,
                    scale=scale)
-    key = (kind, learnable, *flags, head_dim, tuple(sorted(variant.items())))
+    target = _target(q)
+    # Fixed head counts let the GPU kernels map a block's rows to heads
+    # and positions without dividing by a runtime group size, and fold the
+    # head strides: the GQA-packed forward of gpt-oss's window 128 spent
+    # 12% more time per block with them dynamic (bench/NOTES.md,
+    # fifty-second session). On the CPU one program serves every count.
+    heads = (int(q.shape[1]), int(k.shape[1])) if target == "gpu" else None
+    key = (kind, learnable, *flags, head_dim, heads,
+           tuple(sorted(variant.items())))
     return _program(key, lambda: make_spec(kind, dtype, learnable, head_dim,
-                                           *flags, **variant),
-                    dtype, _target(q), _allow_tf32(q, dtype), **options)
+                                           *flags, heads=heads, **variant),
+                    dtype, target, _allow_tf32(q, dtype), **options)
 
 
 def _current_stream(device):
@@ -415,7 +424,9 @@ def _call_signature(q, k, v, causal, window, sink_tokens, sinks, scale,
             (sinks.shape, sinks.stride(), sinks.dtype, sinks.device),
             type(causal), causal, type(window), window, type(sink_tokens),
             sink_tokens, type(scale), scale, deterministic, entry,
-            torch.backends.cuda.matmul.allow_tf32,
+            # Only float32 reads the switch (_allow_tf32), which costs 2 us
+            # of a call's host time to look up.
+            q.dtype is torch.float32 and torch.backends.cuda.matmul.allow_tf32,
             os.environ.get("FA_AUTOTUNE"))
 
 
@@ -445,9 +456,9 @@ def _attention_call(q, k, v, causal, window, sink_tokens, sinks, scale,
     dtype = check_attention_args(q, k, v, causal, window, sink_tokens, sinks,
                                  scale)
     program = _variant_program(
-        "attention", attention_spec, dtype, q, int(q.shape[3]), sinks, causal,
-        window, sink_tokens, scale, deterministic=deterministic, entry=entry,
-        wait=wait, prepare=prepare)
+        "attention", attention_spec, dtype, q, k, int(q.shape[3]), sinks,
+        causal, window, sink_tokens, scale, deterministic=deterministic,
+        entry=entry, wait=wait, prepare=prepare)
     record = _CheckedCall(dtype, program, signature is not None)
     if program is not None:
         _remember_call(signature, record)
@@ -675,7 +686,7 @@ def decode_forward(q, k, v, cache_seqlens, block_table, causal, window,
         check_cache_seqlens(cache_seqlens, block_table, q, k, check_lengths,
                             appended)
         program = _variant_program(
-            "decode", decode_spec, dtype, q, int(q.shape[3]), sinks, causal,
+            "decode", decode_spec, dtype, q, k, int(q.shape[3]), sinks, causal,
             window, sink_tokens, scale,
             (int(k.shape[2]) if paged else 0, k_new is not None),
             entry="forward")
@@ -752,7 +763,7 @@ def varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, causal, window,
     check_seq_starts(cu_seqlens_q, cu_seqlens_k, q, k, check_lengths,
                      host_offsets)
     program = _variant_program(
-        "varlen", varlen_spec, dtype, q, int(q.shape[2]), sinks, causal,
+        "varlen", varlen_spec, dtype, q, k, int(q.shape[2]), sinks, causal,
         window, sink_tokens, scale, entry="forward")
     learnable = sinks is not None
     rows, hq, d = q.shape
