@@ -88,6 +88,8 @@ def _kernel_layout(do):
     [B, S, H, D] buffer, as it does behind flash_attn_func and the Hugging
     Face integration, is then read in place rather than copied every
     step."""
+    if do.is_contiguous() and do.shape[-1] * do.element_size() % 16 == 0:
+        return do  # the common case, without the loop over the dims below
     if do.stride(-1) == 1:
         item = do.element_size()
         if all(size == 1 or (stride > 0 and stride * item % 16 == 0)
@@ -131,9 +133,22 @@ class _EagerAttention(torch.autograd.Function):
         return output
 
     @staticmethod
-    @once_differentiable  # like the op: no gradient of the backward
     def backward(ctx, do, dlse):
-        return *_gradients(_backward, ctx, do, dlse), None
+        # Grad mode is on only under create_graph: there, like the op, the
+        # gradients get no gradient of their own (once_differentiable makes
+        # differentiating them an error). Otherwise its wrapper is skipped:
+        # 6-12 us of each backward call's host time on a 2-core machine
+        # (bench/NOTES.md, fifty-second session).
+        if torch.is_grad_enabled():
+            return _eager_gradients_once(ctx, do, dlse)
+        return _eager_gradients(ctx, do, dlse)
+
+
+def _eager_gradients(ctx, do, dlse):
+    return *_gradients(_backward, ctx, do, dlse), None
+
+
+_eager_gradients_once = once_differentiable(_eager_gradients)
 
 
 # torch's switches for modes and transforms, looked up once; where one is

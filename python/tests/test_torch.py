@@ -742,6 +742,28 @@ def test_lse_gradient_is_refused_not_wrong():
         (o.sum() + lse.sum()).backward()
 
 
+def test_gradients_of_gradients_are_refused_not_wrong():
+    """Under create_graph the eager backward gives the same gradients, and
+    differentiating them again is an error (fa has no double backward),
+    not a silent zero."""
+    q = torch.randn(1, 2, 8, 16, requires_grad=True)
+    o = fa.attention(q, q, q, causal=True)
+    (want,) = torch.autograd.grad(o.sum(), q, retain_graph=True)
+    (g,) = torch.autograd.grad(o.sum(), q, create_graph=True)
+    assert torch.equal(g, want) and g.abs().sum() > 0
+    # Not differentiable: an error from torch's engine (the gradients carry
+    # no graph, or once_differentiable's node where dO carries one).
+    with pytest.raises(RuntimeError,
+                       match="differentiate twice|does not require grad"):
+        g.sum().backward()
+    do = torch.randn_like(o, requires_grad=True)
+    (g,) = torch.autograd.grad(o, q, do, create_graph=True)
+    assert torch.equal(g, torch.autograd.grad(o, q, do.detach(),
+                                              retain_graph=True)[0])
+    with pytest.raises(RuntimeError, match="differentiate twice"):
+        g.sum().backward()
+
+
 def test_unused_outputs_need_no_gradient():
     """An unused lse reaches the backward as None (no zeros read back on
     the host); an lse whose gradient is zero, with o unused, gives zero
