@@ -1,0 +1,19 @@
+// Multi-head attention without a mask: every query sees every key.
+// Batch, heads, sequence lengths and head dim are all dynamic, so this one
+// spec serves MHA, GQA and MQA shapes (Hq a multiple of Hkv, checked at launch).
+
+fa.kernel @mha {
+  func.func @forward(%q: tensor<?x16x?x?xbf16>, %k: tensor<?x16x?x?xbf16>, %v: tensor<?x16x?x?xbf16>)
+      -> (tensor<?x16x?x?xbf16>, tensor<?x16x?xf32>) {
+    %o, %lse = fa.attention %q, %k, %v
+        : (tensor<?x16x?x?xbf16>, tensor<?x16x?x?xbf16>, tensor<?x16x?x?xbf16>) -> (tensor<?x16x?x?xbf16>, tensor<?x16x?xf32>)
+    return %o, %lse : tensor<?x16x?x?xbf16>, tensor<?x16x?xf32>
+  }
+  func.func @backward(%q: tensor<?x16x?x?xbf16>, %k: tensor<?x16x?x?xbf16>, %v: tensor<?x16x?x?xbf16>, %o: tensor<?x16x?x?xbf16>, %lse: tensor<?x16x?xf32>, %dO: tensor<?x16x?x?xbf16>)
+      -> (tensor<?x16x?x?xbf16>, tensor<?x16x?x?xbf16>, tensor<?x16x?x?xbf16>) {
+    %dq, %dk, %dv = fa.attention_grad %q, %k, %v, %o, %lse, %dO
+        : (tensor<?x16x?x?xbf16>, tensor<?x16x?x?xbf16>, tensor<?x16x?x?xbf16>, tensor<?x16x?x?xbf16>, tensor<?x16x?xf32>, tensor<?x16x?x?xbf16>)
+        -> (tensor<?x16x?x?xbf16>, tensor<?x16x?x?xbf16>, tensor<?x16x?x?xbf16>)
+    return %dq, %dk, %dv : tensor<?x16x?x?xbf16>, tensor<?x16x?x?xbf16>, tensor<?x16x?x?xbf16>
+  }
+}
