@@ -245,6 +245,53 @@ def test_a_forward_compiles_no_backward():
     fa.clear_cache()
 
 
+@pytest.mark.parametrize("heads", [(4, 2), (3, 3), (2, 1)])
+def test_specs_with_fixed_head_counts(heads):
+    """The specs the Python API compiles for the GPU fix Hq and Hkv (and
+    the sinks' length): the program computes what the dynamic one does,
+    and refuses another head count by name. Here on the CPU, which takes
+    any spec."""
+    rng = np.random.default_rng(11)
+    hq, hkv = heads
+    variant = dict(causal=True, window=6)
+    text = fa.spec.attention_spec("attention", "f64", True, 8, heads=heads,
+                                  **variant)
+    assert f"tensor<?x{hq}x?x8xf64>" in text
+    assert f"tensor<?x{hkv}x?x8xf64>" in text
+    assert f"tensor<{hq}xf64>" in text
+    program = fa._fa.Program.compile(text, "<heads>", target="cpu",
+                                     entry="forward")
+    q, k, v = (rand(rng, (2, h, 13, 8)) for h in (hq, hkv, hkv))
+    sinks = rand(rng, (hq,))
+    o, lse = np.full(q.shape, np.nan), np.full(q.shape[:3], np.nan)
+    program.run("attention", "forward",
+                [fa.api._descriptor(t) for t in (q, k, v, sinks, o, lse)])
+    want_o, want_lse = ref_attention(q, k, v, sinks=sinks, **variant)
+    assert relative_error(o, want_o) < TOL[np.float64]
+    assert relative_error(lse, want_lse) < TOL[np.float64]
+    wrong = rand(rng, (2, hq + 1, 13, 8))
+    with pytest.raises(ValueError, match=f"'q'.*size {hq + 1} in dim 1"):
+        program.run("attention", "forward",
+                    [fa.api._descriptor(t) for t in
+                     (wrong, k, v, sinks, np.empty_like(wrong),
+                      np.empty(wrong.shape[:3]))])
+
+
+def test_cpu_programs_serve_every_head_count():
+    """On the CPU one program serves every head count (the GPU's fix them,
+    test_specs_with_fixed_head_counts)."""
+    fa.clear_cache()
+    rng = np.random.default_rng(12)
+    for hq, hkv in ((4, 4), (8, 2), (3, 1)):
+        q = rand(rng, (1, hq, 9, 16))
+        k, v = (rand(rng, (1, hkv, 9, 16)) for _ in range(2))
+        o = fa.attention(q, k, v, causal=True)
+        assert relative_error(o, ref_attention(q, k, v, causal=True)[0]) \
+            < TOL[np.float64]
+    assert fa.cache_info()["programs"] == 1
+    fa.clear_cache()
+
+
 def test_a_bound_call_runs_new_data_as_run_does():
     """Program.bind checks arguments once; its call takes data pointers
     alone and computes what run() computes on them. A bind refuses what
