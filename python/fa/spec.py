@@ -25,7 +25,8 @@ def _head_types(rank, dtype, head_dim, heads, fixed=None):
     q, kv = dict(fixed or {}), dict(fixed or {})
     if heads is not None:
         q[1], kv[1] = heads
-    return _tensor(rank, dtype, head_dim, q), _tensor(rank, dtype, head_dim, kv)
+    return (_tensor(rank, dtype, head_dim, q),
+            _tensor(rank, dtype, head_dim, kv))
 
 
 def _accumulator_types(dtype, heads):
