@@ -16,21 +16,14 @@ import torch
 sys.path.insert(0, "bench")
 import bench_gpu  # noqa: E402
 import common  # noqa: E402
+import host_overhead  # noqa: E402
 
 
 def profiled(fn, calls=10):
-    from torch.autograd import DeviceType
-    from torch.profiler import ProfilerActivity, profile
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA,
-                             ProfilerActivity.CPU]) as prof:
-        for _ in range(calls):
-            fn()
-            torch.cuda.synchronize()
-    gpu = [e for e in prof.events() if e.device_type == DeviceType.CUDA]
-    names = sorted({e.name for e in gpu})
-    for name in names:
-        us = [e.time_range.elapsed_us() for e in gpu if e.name == name]
+    """Each GPU activity's median time over `calls` single calls."""
+    events = host_overhead.cuda_events(fn, calls)
+    for name in sorted({e.name for e in events}):
+        us = [e.time_range.elapsed_us() for e in events if e.name == name]
         print(f"    gpu {name[:60]:60s} x{len(us):3d} median "
               f"{statistics.median(us):7.1f} us")
 
