@@ -68,7 +68,7 @@ public:
         [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
           emitBody(variant, args, dims, tiles, launch, shared, &split, packed);
         },
-        forwardBuffers(dims));
+        forwardBuffers(dims, packed && splitsKeys()));
     emitSplitMerge(args, dims, split, mergeName);
   }
 
@@ -142,12 +142,39 @@ private:
     return rows;
   }
   /// The forward's shared buffers beside its tiles: a paged cache's ring of
-  /// block-table entries (pageRing) where its K/V tiles are pipelined.
-  SmallVector<MemRefType, 1> forwardBuffers(const Dims &dims) {
-    if (!dims.blockTable || kvStages != 2)
-      return {};
-    return {MemRefType::get({tensor_core::kPageRingTiles, blockN},
-                            b.getI32Type(), AffineMap(), workgroupSpace())};
+  /// block-table entries (pageRing) where its K/V tiles are pipelined; with
+  /// `warpStates`, the split-KV forward's warpStates after it.
+  SmallVector<MemRefType, 2> forwardBuffers(const Dims &dims,
+                                            bool warpStates = false) {
+    SmallVector<MemRefType, 2> buffers;
+    if (dims.blockTable && kvStages == 2)
+      buffers.push_back(MemRefType::get({tensor_core::kPageRingTiles, blockN},
+                                        b.getI32Type(), AffineMap(),
+                                        workgroupSpace()));
+    if (warpStates)
+      buffers.push_back(MemRefType::get({warps - 1, 4 + headDim / 2, 32},
+                                        b.getF32Type(), AffineMap(),
+                                        workgroupSpace()));
+    return buffers;
+  }
+  /// Whether the split-KV forward's warps may share each key tile when a
+  /// block's packed rows fit one warp's 16 (a decode step's group of query
+  /// heads at one position, or a few): each warp then runs the rows of
+  /// warp 0 over its own keysPerWarp() keys of every tile, with a state of
+  /// its own, and warp 0 merges the states at the end (mergeWarpStates).
+  /// Pipelined tiles and Q in registers only.
+  bool splitsKeys() const {
+    return kvStages == 2 && queryRows == 0 && blockN % (16 * warps) == 0;
+  }
+  int64_t keysPerWarp() const { return blockN / warps; }
+  /// Rows [first, first + rows) of a shared [rows][headDim] tile.
+  Value tileSlice(Value tile, Value first, int64_t rows) {
+    SmallVector<OpFoldResult> offsets = {OpFoldResult(first),
+                                         b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(rows),
+                                       b.getIndexAttr(headDim)};
+    SmallVector<OpFoldResult> strides = {b.getIndexAttr(1), b.getIndexAttr(1)};
+    return memref::SubViewOp::create(b, tile, offsets, sizes, strides);
   }
   /// The forward's shared K and V tiles.
   Value keys, values;
@@ -161,6 +188,18 @@ private:
   /// else the block's shared Q tile (KernelShape::queryRows).
   SmallVector<SmallVector<Value, 4>> qFrag;
   Value queries, queriesRow0;
+  /// The split-KV forward's: whether any of this warp's 16 rows is one of
+  /// the block's (an i1, the same in every lane). A decode step's packed
+  /// group fills one warp's rows or fewer (gpt-oss's 8 query heads of one
+  /// position); the other warps only copy K/V tiles, where they would
+  /// compute on rows that are never stored, taking shared-memory reads
+  /// from the warp that has rows.
+  Value warpHasRows;
+  /// The split-KV forward's, where splitsKeys(): whether this block's warps
+  /// share each key tile (an i1, the same in the whole block), and the
+  /// shared buffer through which warps 1.. hand warp 0 their states: [warp
+  /// - 1][m of rows g, g + 8, l of both, then O's headDim / 2 values][lane].
+  Value keySplit, warpStates;
 
   /// The shared launch, with each thread's ldmatrix row addresses set up
   /// before `body`.
@@ -394,7 +433,10 @@ private:
     keys = shared[0];
     values = shared[1];
     size_t tileCount = forwardTileRows().size();
-    pageRing = shared.size() > tileCount ? shared[tileCount] : Value();
+    bool hasRing = allDims.blockTable && kvStages == 2;
+    pageRing = hasRing ? shared[tileCount] : Value();
+    warpStates = split && packed && splitsKeys() ? shared.back() : Value();
+    keySplit = Value();
     Value linear = launch.getBlockIds().x, splitIndex;
     if (split) {
       splitIndex = remi(linear, split->count);
@@ -402,8 +444,10 @@ private:
     }
     QueryBlock block;
     Dims dims;
+    warpHasRows = Value();
     if (packed) {
-      block = packedGroupRows(allDims, tiles, linear, 16 * warps);
+      block = packedGroupRows(allDims, tiles, linear, 16 * warps,
+                              /*mayShareKeys=*/bool(warpStates));
       dims = batchDims(allDims, args.keyLengths, batchIdx, args.kNew);
     } else {
       // From here on Sk is the block's batch entry's (key_lengths) or
@@ -420,6 +464,9 @@ private:
     }
     Value head = block.head, m0 = block.m0, rows = block.rows;
     std::array<Value, 2> rowOf = block.rowOf;
+    if (split)
+      warpHasRows = cmp(arith::CmpIPredicate::ult, mul(warp, idx(16)),
+                        packed ? block.packedRows : rows);
     SmallVector<Value, 2> headOf = {head};
     if (block.headOf[0])
       headOf.assign(block.headOf.begin(), block.headOf.end());
@@ -481,7 +528,80 @@ private:
     SmallVector<Value, 2> partialHeadOf;
     for (Value h : headOf)
       partialHeadOf.push_back(add(mul(splitIndex, dims.hq), h));
+    OpBuilder::InsertionGuard storeGuard(b);
+    if (keySplit) {
+      mergeWarpStates(state);
+      // Warp 0 holds the merged rows; the others' copies of them are stale.
+      Value stale = arith::AndIOp::create(
+          b, keySplit, cmp(arith::CmpIPredicate::ne, warp, idx(0)));
+      Value stores = arith::XOrIOp::create(
+          b, stale, arith::ConstantIntOp::create(b, b.getI1Type(), 1));
+      b.setInsertionPointToStart(
+          scf::IfOp::create(b, stores, false).thenBlock());
+    }
     storeForward(state, partial, dims, partialHeadOf, rowOf);
+  }
+
+  /// Where the block's warps shared its key tiles (keySplit), warp 0's
+  /// state becomes that of all its keys: warps 1.. store theirs in
+  /// warpStates, and warp 0 rescales each to the rows' largest m and adds
+  /// them up, in warp order. Every lane holds the same rows and columns in
+  /// every warp (the mma.sync fragments), so each merges its own values.
+  void mergeWarpStates(const State &state) {
+    auto merging = scf::IfOp::create(b, keySplit, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(merging.thenBlock());
+    int64_t values = 4 + headDim / 2;
+    auto at = [&](Value w, int64_t i) {
+      return SmallVector<Value, 3>{w, idx(i), lane};
+    };
+    {
+      auto others = scf::IfOp::create(
+          b, cmp(arith::CmpIPredicate::ne, warp, idx(0)), false);
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(others.thenBlock());
+      Value w = sub(warp, idx(1));
+      for (int64_t i = 0; i < 4; ++i)
+        memref::StoreOp::create(b, loadState(state.stats, i), warpStates,
+                                at(w, i));
+      for (int64_t i = 4; i < values; ++i)
+        memref::StoreOp::create(b, loadState(state.out, i - 4), warpStates,
+                                at(w, i));
+    }
+    gpu::BarrierOp::create(b);
+    auto first = scf::IfOp::create(
+        b, cmp(arith::CmpIPredicate::eq, warp, idx(0)), false);
+    b.setInsertionPointToStart(first.thenBlock());
+    for (int64_t r = 0; r < 2; ++r) {
+      SmallVector<Value, 4> m = {loadState(state.stats, r)};
+      for (int64_t w = 0; w < warps - 1; ++w)
+        m.push_back(memref::LoadOp::create(b, warpStates, at(idx(w), r)));
+      Value top = m[0];
+      for (Value x : ArrayRef<Value>(m).drop_front())
+        top = fmaxnum(top, x);
+      // Rows no warp saw a key of keep m = -inf (and l = 0).
+      Value base =
+          select(arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, top,
+                                       negInf()),
+                 flt(0.0), top);
+      SmallVector<Value, 4> factor;
+      for (Value x : m)
+        factor.push_back(exp2Ftz(fsub(x, base)));
+      auto sum = [&](int64_t stateIndex, Value state, int64_t bufferIndex) {
+        Value total = fmul(factor[0], loadState(state, stateIndex));
+        for (int64_t w = 0; w < warps - 1; ++w)
+          total = math::FmaOp::create(
+              b, factor[w + 1],
+              memref::LoadOp::create(b, warpStates, at(idx(w), bufferIndex)),
+              total);
+        storeState(total, state, stateIndex);
+      };
+      sum(2 + r, state.stats, 2 + r);
+      for (int64_t dt = 0; dt < headDim / 8; ++dt)
+        for (int64_t e = 2 * r; e < 2 * r + 2; ++e)
+          sum(dt * 4 + e, state.out, 4 + dt * 4 + e);
+      storeState(top, state.stats, r);
+    }
   }
 
   /// The query rows of a split-KV block that packs a kv head's group:
@@ -491,17 +611,24 @@ private:
   /// go tile by tile within a (kv head, batch) pair; sets kvHead and
   /// batchIdx, and headOf to this lane's rows' heads.
   QueryBlock packedGroupRows(const Dims &dims, Value tiles, Value linear,
-                             int64_t rowsPerBlock) {
+                             int64_t rowsPerBlock, bool mayShareKeys = false) {
     Value tile = remi(linear, tiles), pair = divi(linear, tiles);
     kvHead = remi(pair, dims.hkv);
     batchIdx = divi(pair, dims.hkv);
     Value r0 = mul(tile, idx(rowsPerBlock));
     Value end = min(add(r0, idx(rowsPerBlock)), mul(dims.sq, dims.group));
+    // Where the warps share the key tiles, each holds warp 0's rows.
+    Value rowWarp = warp;
+    if (mayShareKeys) {
+      keySplit = cmp(arith::CmpIPredicate::ule, sub(end, r0), idx(16));
+      rowWarp = select(keySplit, idx(0), warp);
+    }
     QueryBlock q;
     q.head = mul(kvHead, dims.group);
     q.m0 = divi(r0, dims.group);
     q.rows = sub(add(divi(sub(end, idx(1)), dims.group), idx(1)), q.m0);
-    std::array<Value, 2> packed = laneRows(add(r0, mul(warp, idx(16))));
+    q.packedRows = sub(end, r0);
+    std::array<Value, 2> packed = laneRows(add(r0, mul(rowWarp, idx(16))));
     for (int64_t r = 0; r < 2; ++r) {
       q.rowOf[r] = divi(packed[r], dims.group);
       q.headOf[r] = add(q.head, remi(packed[r], dims.group));
@@ -665,15 +792,17 @@ private:
   SmallVector<SmallVector<Value, 4>>
   softmaxTile(const Variant &variant, const Dims &dims, const State &state,
               Value scaleLog2, ArrayRef<Value> rowOf, Value n0, Value keyHi,
-              Value maskWhen, Value keyTile) {
-    // S = Q K^T: blockN / 8 accumulator tiles of 16 x 8.
-    int64_t nTiles = blockN / 8;
+              Value maskWhen, Value keyTile, int64_t tileKeys = 0) {
+    if (!tileKeys)
+      tileKeys = blockN;
+    // S = Q K^T: tileKeys / 8 accumulator tiles of 16 x 8.
+    int64_t nTiles = tileKeys / 8;
     SmallVector<SmallVector<Value, 4>> s = zeroTiles(nTiles);
     if (queries)
       mmaRows([&](int64_t kk) { return fragA(queries, queriesRow0, kk); },
-              keyTile, blockN, s);
+              keyTile, tileKeys, s);
     else
-      mmaRows(qFrag, keyTile, blockN, s);
+      mmaRows(qFrag, keyTile, tileKeys, s);
 
     onlineSoftmax(variant, dims, state, scaleLog2, rowOf, n0, keyHi, s,
                   /*deferredAlpha=*/nullptr, maskWhen);
@@ -697,14 +826,8 @@ private:
                           const Dims &dims, const State &state,
                           Value scaleLog2, ArrayRef<Value> rowOf,
                           const KeyPhase &p) {
-    auto slotOf = [&](Value tile, Value slot) -> Value {
-      SmallVector<OpFoldResult> offsets = {OpFoldResult(mul(slot, idx(blockN))),
-                                           b.getIndexAttr(0)};
-      SmallVector<OpFoldResult> sizes = {b.getIndexAttr(blockN),
-                                         b.getIndexAttr(headDim)};
-      SmallVector<OpFoldResult> strides = {b.getIndexAttr(1),
-                                           b.getIndexAttr(1)};
-      return memref::SubViewOp::create(b, tile, offsets, sizes, strides);
+    auto slotOf = [&](Value tile, Value slot) {
+      return tileSlice(tile, mul(slot, idx(blockN)), blockN);
     };
     // The ring slot of the phase's tile at `start`.
     auto ringSlotOf = [&](Value start) {
@@ -785,10 +908,31 @@ private:
       Value next = add(n0, idx(2 * blockN));
       NVVM::CpAsyncWaitGroupOp::create(b, 1);
       gpu::BarrierOp::create(b); // tile n0 (and tile n0 + 2's entries) landed
-      SmallVector<SmallVector<Value, 4>> s =
-          softmaxTile(variant, dims, state, scaleLog2, rowOf, n0,
-                      masked ? p.keyHi : Value(), maskWhen, slotOf(keys, slot));
-      mmaCols(s, slotOf(values, slot), blockN, state.out);
+      Value keyHi = masked ? p.keyHi : Value();
+      {
+        OpBuilder::InsertionGuard guard(b);
+        if (keySplit) {
+          // This warp's keys of the tile, against warp 0's rows.
+          auto shares = scf::IfOp::create(b, keySplit, /*withElseRegion=*/true);
+          b.setInsertionPointToStart(shares.thenBlock());
+          Value first = mul(warp, idx(keysPerWarp()));
+          auto mine = [&](Value tile) {
+            return tileSlice(tile, first, keysPerWarp());
+          };
+          SmallVector<SmallVector<Value, 4>> s = softmaxTile(
+              variant, dims, state, scaleLog2, rowOf, add(n0, first), keyHi,
+              maskWhen, mine(slotOf(keys, slot)), keysPerWarp());
+          mmaCols(s, mine(slotOf(values, slot)), keysPerWarp(), state.out);
+          b.setInsertionPointToStart(shares.elseBlock());
+        }
+        if (warpHasRows)
+          b.setInsertionPointToStart(
+              scf::IfOp::create(b, warpHasRows, false).thenBlock());
+        SmallVector<SmallVector<Value, 4>> s =
+            softmaxTile(variant, dims, state, scaleLog2, rowOf, n0, keyHi,
+                        maskWhen, slotOf(keys, slot));
+        mmaCols(s, slotOf(values, slot), blockN, state.out);
+      }
       gpu::BarrierOp::create(b); // every warp is done with the slot
       copyKeysAndValues(next, slot, bool(pageRing),
                         pageRing ? add(n0, idx(4 * blockN)) : Value());

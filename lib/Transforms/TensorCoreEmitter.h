@@ -216,6 +216,9 @@ protected:
     /// Where a block holds several heads (the split-KV forward's packed
     /// groups), this lane's rows' heads; else null.
     std::array<Value, 2> headOf;
+    /// Where a block packs a group's rows: how many of its rows it holds
+    /// (rows above counts query positions).
+    Value packedRows;
   };
   /// Block `linear` of a grid of `tiles` blocks for each of `pairs`
   /// (batch, head) pairs, in sections of gridSection pairs, tile by tile

@@ -37,8 +37,46 @@
 // CHECK: %[[PO:[a-z0-9_]+]] = memref.alloc(%{{.*}}, %[[HEADS]], %{{.*}}) : memref<?x?x?x64xf32>
 // CHECK: %[[PL:[a-z0-9_]+]] = memref.alloc(%{{.*}}, %[[HEADS]], %{{.*}}) : memref<?x?x?xf32>
 // Two K/V stages of 64 keys; the learnable sinks are the merge's alone.
-// CHECK: gpu.launch {{.*}} module(@gqa_forward_split_kv_d64) function(@gqa_forward_split_kv_d64) workgroup(%{{.*}} : memref<128x64xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x64xbf16, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch {{.*}} module(@gqa_forward_split_kv_d64) function(@gqa_forward_split_kv_d64) workgroup(%{{.*}} : memref<128x64xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x64xbf16, #gpu.address_space<workgroup>>, %[[WS:[a-z0-9_]+]] : memref<3x36x32xf32, #gpu.address_space<workgroup>>)
 // CHECK-NOT: memref.load %arg3
+// Where the block's packed rows fit one warp's 16 (a decode step's 4 heads
+// of one position), every warp takes warp 0's rows and 16 keys of each
+// tile; else a warp runs a tile's math only where one of its rows is among
+// the block's (up to 64). The other warps copy K/V and meet the barriers.
+// CHECK: %[[WARP:[0-9]+]] = arith.divui %arg9, %c32 : index
+// CHECK: %[[R0:[0-9]+]] = arith.muli %{{.*}}, %c64 : index
+// CHECK: %[[END:[0-9]+]] = arith.minsi %{{.*}}, %{{.*}} : index
+// CHECK: %[[PACKED:[0-9]+]] = arith.subi %[[END]], %[[R0]] : index
+// CHECK: %[[SHARE:[0-9]+]] = arith.cmpi ule, %[[PACKED]], %c16 : index
+// CHECK: %[[ROWWARP:[0-9]+]] = arith.select %[[SHARE]], %c0, %[[WARP]] : index
+// CHECK: arith.muli %[[ROWWARP]], %c16 : index
+// CHECK: %[[FIRST:[0-9]+]] = arith.muli %[[WARP]], %c16 : index
+// CHECK: %[[HAS:[0-9]+]] = arith.cmpi ult, %[[FIRST]], %[[PACKED]] : index
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: scf.if %[[SHARE]] {
+// CHECK: %[[SLOT:[a-z0-9_]+]] = memref.subview %arg18[%{{.*}}, 0] [64, 64] [1, 1]
+// CHECK: %[[MINE:[a-z0-9_]+]] = memref.subview %[[SLOT]][%[[FIRST]], 0] [16, 64] [1, 1]
+// CHECK: nvgpu.ldmatrix %[[MINE]]
+// CHECK: nvvm.mma.sync
+// CHECK: } else {
+// CHECK-NEXT: scf.if %[[HAS]] {
+// CHECK: nvvm.mma.sync
+// CHECK: gpu.barrier
+// After the keys, warps 1-3 hand their m, l and O to warp 0, which merges
+// them (weights exp2(m_w - max m)) before the partial's stores.
+// CHECK: scf.if %[[SHARE]] {
+// CHECK: %[[OTHER:[0-9]+]] = arith.cmpi ne, %[[WARP]], %c0 : index
+// CHECK-NEXT: scf.if %[[OTHER]] {
+// CHECK-COUNT-36: memref.store %{{.*}}, %[[WS]][
+// CHECK: gpu.barrier
+// CHECK-NEXT: %[[ZERO:[0-9]+]] = arith.cmpi eq, %[[WARP]], %c0 : index
+// CHECK-NEXT: scf.if %[[ZERO]] {
+// CHECK-COUNT-3: memref.load %[[WS]][
+// CHECK: arith.maxnumf
+// CHECK: llvm.nvvm.ex2.approx.ftz.f
+// CHECK: math.fma
 // CHECK: vector.store %{{.*}}, %[[PO]]
 // CHECK: memref.store %{{.*}}, %[[PL]]
 // CHECK: gpu.terminator

@@ -317,13 +317,12 @@ inline constexpr int64_t kMaxKeySplits = 64;
 inline constexpr int64_t kMinSplitKeyTiles = 4;
 /// The split-KV blocks of 128 threads one SM holds at once, as ptxas 13.0
 /// assembles fa.decode's kernels (test/fa-compile/split-kv-registers.test
-/// checks it): 4 at D 32, 3 at D 64 and 80 (162-168 registers at D 64: 3
-/// blocks' worth of the 64K register file), 2 above (234-254 at D 128).
-/// Appending new keys holds 3 only up to D 64 (248 registers at D 80); a
-/// paged cache 3 at D 32 and 2 above (187 registers at D 64). Not forced
-/// with `.minnctapersm`: held to 3 blocks, the D 64 sliding-window kernel
-/// spilled 24 bytes that it does not spill unasked at the same 168
-/// registers.
+/// checks it): 4 at D 32 (3 appending new keys: 130 registers), 3 at D 64
+/// (162 registers: 3 blocks' worth of the 64K register file), 2 above
+/// (169 at D 80, 234-255 at D 128); a paged cache 3 at D 32 and 2 above
+/// (187 registers at D 64). Not forced with `.minnctapersm`: held to 3
+/// blocks, the D 64 sliding-window kernel spilled 24 bytes that it does
+/// not spill unasked at the same 168 registers.
 template <typename Ops, typename Num>
 constexpr Num splitKvBlocksPerSmOf(const Ops &ops, Num headDim, bool paged,
                                    bool appends) {
@@ -331,9 +330,9 @@ constexpr Num splitKvBlocksPerSmOf(const Ops &ops, Num headDim, bool paged,
     return ops.select(ops.lessEqual(headDim, ops.constant(32)), ops.constant(3),
                       ops.constant(2));
   return ops.select(
-      ops.lessEqual(headDim, ops.constant(32)), ops.constant(4),
-      ops.select(ops.lessEqual(headDim, ops.constant(appends ? 64 : 80)),
-                 ops.constant(3), ops.constant(2)));
+      ops.lessEqual(headDim, ops.constant(32)), ops.constant(appends ? 3 : 4),
+      ops.select(ops.lessEqual(headDim, ops.constant(64)), ops.constant(3),
+                 ops.constant(2)));
 }
 /// Its blocks double-buffer their K/V tiles (a decode block is bound by its
 /// loads) in up to this much shared memory, which every GPU from sm_80 on
@@ -447,7 +446,8 @@ static_assert(
     keySplits(10, 8, 132, 3) == 2 && keySplits(10, 800, 0, 3) == 1 &&
     splitKvBlocksPerSmOf(IntegerOps(), int64_t(32), false, false) == 4 &&
     splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), false, false) == 3 &&
-    splitKvBlocksPerSmOf(IntegerOps(), int64_t(80), false, false) == 3 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(80), false, false) == 2 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(32), false, true) == 3 &&
     splitKvBlocksPerSmOf(IntegerOps(), int64_t(128), false, false) == 2 &&
     splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), false, true) == 3 &&
     splitKvBlocksPerSmOf(IntegerOps(), int64_t(80), false, true) == 2 &&

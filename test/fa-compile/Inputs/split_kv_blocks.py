@@ -44,13 +44,16 @@ def main():
                                               report).group(1))
                     # ptxas reports static shared memory; past 48 KB the
                     # tiles are dynamic: two stages of K and V, 64 keys of
-                    # 2-byte elements each, and a paged cache's ring of
-                    # table entries (4 tiles of 64 i32).
+                    # 2-byte elements each, a paged cache's ring of table
+                    # entries (4 tiles of 64 i32), and the f32 states three
+                    # warps hand warp 0 where the warps share each key tile
+                    # (4 + D / 2 values for each of 32 lanes).
                     shared = int(re.search(r"(\d+) bytes smem",
                                            report).group(1))
                     tiles = 2 * 2 * 64 * int(d) * 2
                     if shared < tiles:
-                        shared += tiles + 4 * 64 * 4
+                        shared += (tiles + 4 * 64 * 4 +
+                                   3 * (4 + int(d) // 2) * 32 * 4)
                     stores = re.search(r"(\d+) bytes spill stores", report)
                     print(f"{name} D{d} {kernel}: "
                           f"{blocks_per_sm(registers, shared)} blocks an SM, "
