@@ -2,10 +2,12 @@
 # carry ["bundle"]: where gpt-oss's B 1, 32k decode step goes (issue 18):
 # decode_parts.py (kernels and gaps of a graph replay, beside a read and
 # a copy of the same bytes), then ncu --set full of the third call's
-# split-KV and merge kernels (ncu_decode.py).
+# split-KV and merge kernels (ncu_decode.py). With NAME OVERLAY, on that
+# build (device_overlay) instead of the bundle's.
 source bench/lib/device.sh
 S=$OUT/summary.txt
-device_setup $S
+device_setup $S "$@" || exit 1
+[ $# -eq 0 ] || export LD_LIBRARY_PATH=/tmp/fa-$1/lib
 device_python /tmp/py.log || exit 1
 PYTHONPATH=$PY_DIR FA_CACHE_DIR=/tmp/c-py timeout 200 python3 bench/forty-second/decode_parts.py > $OUT/decode-parts.log 2>&1
 grep -v -i warn $OUT/decode-parts.log >> $S

@@ -97,6 +97,16 @@
 #                            tensor-pipe use in SUMMARY
 #   device_fwd_tflops SPEC SHAPE [FLAGS...]
 #                            device_tflops's first fwd_tflops=N, or the error
+#   device_forward_check V DTYPE FA-RUN-ARGS...
+#                            one fa-run --check of the forward alone
+#                            (FA_AUTOTUNE=0) on build V (a: the bundle,
+#                            else device_overlay's /tmp/fa-V): its last line
+#                            in SUMMARY
+#   device_decode_rows LABEL V CSV BENCH_DECODE-ARGS...
+#                            bench_decode.py's rows (eager and graph
+#                            replays) on build V through device_python's
+#                            package, under "== LABEL" in SUMMARY; its CSV
+#                            at CSV
 #   device_python LOG        builds the Python package over $FA (gpu-run.sh's
 #                            build_fa_python) in $PY_DIR, for scripts run
 #                            with PYTHONPATH=$PY_DIR; its log in LOG
@@ -133,6 +143,28 @@ device_python() {
   build_fa_python "$1" || { cat "$1"; return 1; }
 }
 
+# The bundle's directory (a) or device_overlay's copy of build $1.
+device_build_dir() {
+  if [ "$1" = a ]; then echo "$FA"; else echo "/tmp/fa-$1"; fi
+}
+
+device_forward_check() {
+  local v=$1 dtype=$2 dir
+  shift 2
+  dir=$(device_build_dir "$v")
+  echo "check $v $dtype $*: $(FA_CACHE_DIR=/tmp/c-fchk-$v FA_AUTOTUNE=0 LD_LIBRARY_PATH=$dir/lib \
+    timeout 120 "$dir/bin/fa-run" "$@" --target gpu --dtype "$dtype" --check 2>&1 | tail -1)" >> "$DEVICE_SUMMARY"
+}
+
+device_decode_rows() {
+  local label=$1 dir csv=$3
+  dir=$(device_build_dir "$2")
+  shift 3
+  echo "== $label (${SECONDS}s)" >> "$DEVICE_SUMMARY"
+  (cd bench && PYTHONPATH=$PY_DIR LD_LIBRARY_PATH=$dir/lib FA_CACHE_DIR="/tmp/cd-${label// /-}" timeout 100 \
+    python3 bench_decode.py --csv "$csv" "$@" 2>&1 | grep -v -i warn | grep -E "copy|graph" >> "$DEVICE_SUMMARY")
+}
+
 device_overlay() {
   rm -rf "/tmp/fa-$1" && cp -r "$FA" "/tmp/fa-$1" || return 1
   [ -z "${2:-}" ] || tar -xJf "$2" -C "/tmp/fa-$1"
@@ -161,9 +193,9 @@ device_tflops() {
 }
 
 device_on() {
-  local v=$1 d=$FA
+  local d
+  d=$(device_build_dir "$1")
   shift
-  [ "$v" = a ] || d=/tmp/fa-$v
   R=$d/bin/fa-run LD_LIBRARY_PATH=$d/lib "$@"
 }
 
