@@ -68,6 +68,10 @@ class Variant:
         sinks, scale."""
         return self.causal, self.window, 0, sinks, None
 
+    def keywords(self, sinks):
+        """fa.attention's keyword arguments for the variant."""
+        return dict(causal=self.causal, window=self.window, sinks=sinks)
+
     def flops(self, b, h, s, d):
         return common.attention_flops(b, h, s, d, causal=self.causal,
                                       window=self.window)
@@ -96,7 +100,7 @@ def impls(fa, variant):
                     enable_gqa=variant.group > 1)
         return call
     calls = {"fa": lambda q, k, v, sinks: fa.attention(
-        q, k, v, causal=causal, window=variant.window, sinks=sinks)}
+        q, k, v, **variant.keywords(sinks))}
     if variant.window is None and not variant.sinks:
         calls["sdpa-cudnn"] = sdpa(SDPBackend.CUDNN_ATTENTION)
         calls["sdpa-flash2"] = sdpa(SDPBackend.FLASH_ATTENTION)
@@ -124,7 +128,7 @@ def breakdown(fa, variant, tiny):
     from fa import api
     q, k, v, sinks = (None if x is None else x.detach() for x in tiny)
     args = variant.args(sinks)
-    kwargs = dict(causal=variant.causal, window=variant.window, sinks=sinks)
+    kwargs = variant.keywords(sinks)
     _, program = api._attention_program(q, k, v, *args, "forward")
     o = torch.empty_like(q)
     lse = torch.empty(q.shape[:3], device="cuda")

@@ -68,7 +68,7 @@ public:
         [&](gpu::LaunchOp launch, ArrayRef<Value> shared) {
           emitBody(variant, args, dims, tiles, launch, shared, &split, packed);
         },
-        forwardBuffers(dims, packed && splitsKeys()));
+        forwardBuffers(dims, holdsWarpStates(/*split=*/true, packed)));
     emitSplitMerge(args, dims, split, mergeName);
   }
 
@@ -147,7 +147,7 @@ private:
   SmallVector<MemRefType, 2> forwardBuffers(const Dims &dims,
                                             bool warpStates = false) {
     SmallVector<MemRefType, 2> buffers;
-    if (dims.blockTable && kvStages == 2)
+    if (ringsPages(dims))
       buffers.push_back(MemRefType::get({tensor_core::kPageRingTiles, blockN},
                                         b.getI32Type(), AffineMap(),
                                         workgroupSpace()));
@@ -156,6 +156,16 @@ private:
                                         b.getF32Type(), AffineMap(),
                                         workgroupSpace()));
     return buffers;
+  }
+  /// Whether the forward's pipelined K/V tiles of a paged cache come with
+  /// pageRing.
+  bool ringsPages(const Dims &dims) const {
+    return dims.blockTable && kvStages == 2;
+  }
+  /// Whether a forward's blocks hold warpStates: the split-KV forward's
+  /// where they pack a group's rows and splitsKeys().
+  bool holdsWarpStates(bool split, bool packed) const {
+    return split && packed && splitsKeys();
   }
   /// Whether the split-KV forward's warps may share each key tile when a
   /// block's packed rows fit one warp's 16 (a decode step's group of query
@@ -433,9 +443,8 @@ private:
     keys = shared[0];
     values = shared[1];
     size_t tileCount = forwardTileRows().size();
-    bool hasRing = allDims.blockTable && kvStages == 2;
-    pageRing = hasRing ? shared[tileCount] : Value();
-    warpStates = split && packed && splitsKeys() ? shared.back() : Value();
+    pageRing = ringsPages(allDims) ? shared[tileCount] : Value();
+    warpStates = holdsWarpStates(split, packed) ? shared.back() : Value();
     keySplit = Value();
     Value linear = launch.getBlockIds().x, splitIndex;
     if (split) {
