@@ -317,7 +317,8 @@ class _CheckedCall:
     session). `bindable`: remembered under a signature of plain torch
     tensors, whose shapes and strides the signature fixes."""
 
-    __slots__ = ("dtype", "program", "bindable", "bound", "backwards_ready")
+    __slots__ = ("dtype", "program", "bindable", "bound", "backwards_ready",
+                 "backwards")
 
     def __init__(self, dtype, program, bindable):
         self.dtype = dtype
@@ -325,8 +326,11 @@ class _CheckedCall:
         self.bindable = bindable
         self.bound = None
         # A forward's: the `deterministic` flags whose backward is compiled
-        # (prepare_backward said so).
+        # (prepare_backward said so), and the backward's own _CheckedCall
+        # per flag once one ran on the forward's o and lse and a dO laid
+        # out as o (forward_backward_call).
         self.backwards_ready = set()
+        self.backwards = {}
 
     def launch(self, name, entry, tensors):
         """Runs the entry on `tensors` (the spec's inputs then outputs)."""
@@ -790,22 +794,51 @@ def attention_backward(q, k, v, o, lse, do, causal, window, sink_tokens,
     record = _attention_call(q, k, v, causal, window, sink_tokens, sinks,
                              scale, "backward", deterministic,
                              layouts=(o, lse, do) + tuple(out or ()))
-    dtype = record.dtype
-    learnable = sinks is not None
+    return _launch_backward(record, q, k, v, o, lse, do, sinks, out)
+
+
+def forward_backward_call(forward, q, k, v, o, lse, do, causal, window,
+                          sink_tokens, sinks, scale, deterministic):
+    """attention_backward's _CheckedCall for the o and lse that the
+    forward of _CheckedCall `forward` made on q, k, v (dense, so its
+    signature fixes their layouts) and a dO of o's layout: looked up once
+    per forward signature and flag, then kept on `forward`, so that a
+    training step's backward skips the signature (bench/NOTES.md,
+    fifty-fourth session)."""
+    if do.stride() == o.stride():
+        record = forward.backwards.get(deterministic)
+        if record is not None:
+            return record
+    record = _attention_call(q, k, v, causal, window, sink_tokens, sinks,
+                             scale, "backward", deterministic,
+                             layouts=(o, lse, do))
+    if do.stride() == o.stride() and record.bindable:
+        forward.backwards[deterministic] = record
+    return record
+
+
+def _launch_backward(record, q, k, v, o, lse, do, sinks, out=None):
+    """attention_backward's launch through its _CheckedCall `record`."""
     if out is not None:
         dq, dk, dv = out
+    elif _is_torch(q):
+        # torch.empty itself: _empty_like's lookups cost 1-2 us a tensor
+        # of a call's host time, which the GPU waits for.
+        dq = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+        dk = torch.empty(k.shape, dtype=q.dtype, device=q.device)
+        dv = torch.empty(v.shape, dtype=q.dtype, device=q.device)
     else:
+        dtype = record.dtype
         dq = _empty_like(q, tuple(q.shape), dtype)
         dk = _empty_like(q, tuple(k.shape), dtype)
         dv = _empty_like(q, tuple(v.shape), dtype)
-    ins = [q, k, v, o, lse, do]
-    outs = [dq, dk, dv]
-    dsinks = None
-    if learnable:
-        ins.append(sinks)
-        dsinks = _empty_like(q, tuple(sinks.shape), accumulator(dtype))
-        outs.append(dsinks)
-    record.launch("attention", "backward", ins + outs)
+    if sinks is None:
+        record.launch("attention", "backward", (q, k, v, o, lse, do, dq, dk,
+                                                dv))
+        return dq, dk, dv, None
+    dsinks = _empty_like(q, tuple(sinks.shape), accumulator(record.dtype))
+    record.launch("attention", "backward", (q, k, v, o, lse, do, sinks, dq,
+                                            dk, dv, dsinks))
     return dq, dk, dv, dsinks
 
 

@@ -35,17 +35,21 @@ def _backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               scale: Optional[float], deterministic: bool
               ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor,
                          torch.Tensor]:
-    # Checked here, on real values, so compiled graphs need no guard on them.
-    if dlse is not None and bool((dlse != 0).any()):
-        raise NotImplementedError(
-            "fa.attention: gradients through lse are not supported; use "
-            "return_lse only for values, or detach lse")
+    _refuse_lse_gradient(dlse)
     dq, dk, dv, dsinks = api.attention_backward(
         q, k, v, o, lse, do, causal, window, sink_tokens, sinks, scale,
         deterministic)
     if dsinks is None:  # custom ops return tensors: an empty one stands in
         dsinks = q.new_empty(0, dtype=api.accumulator_torch_dtype(q.dtype))
     return dq, dk, dv, dsinks
+
+
+def _refuse_lse_gradient(dlse):
+    # Checked here, on real values, so compiled graphs need no guard on them.
+    if dlse is not None and bool((dlse != 0).any()):
+        raise NotImplementedError(
+            "fa.attention: gradients through lse are not supported; use "
+            "return_lse only for values, or detach lse")
 
 
 attention_fwd = torch.library.custom_op("fa::attention_fwd", _forward,
@@ -98,19 +102,21 @@ def _kernel_layout(do):
     return do.contiguous()
 
 
-def _gradients(backward, ctx, do, dlse):
-    """The inputs' gradients from `backward` (the op or its function)."""
+def _saved(ctx, do):
+    """The forward's q, k, v, o, lse and sinks, and dO as the kernels take
+    it (zeros where only lse was used)."""
     q, k, v, o, lse, sinks = ctx.saved_tensors
     if do is None:  # only lse was used
         do = torch.zeros_like(o)
-    dq, dk, dv, dsinks = backward(q, k, v, o, lse, _kernel_layout(do), dlse,
-                                  sinks, *ctx.variant)
-    return dq, dk, dv, (dsinks if sinks is not None else None), None, None, \
-        None, None, None
+    return q, k, v, o, lse, sinks, _kernel_layout(do)
 
 
 def _op_gradients(ctx, do, dlse):
-    return _gradients(attention_bwd, ctx, do, dlse)
+    q, k, v, o, lse, sinks, do = _saved(ctx, do)
+    dq, dk, dv, dsinks = attention_bwd(q, k, v, o, lse, do, dlse, sinks,
+                                       *ctx.variant)
+    return dq, dk, dv, (dsinks if sinks is not None else None), None, None, \
+        None, None, None
 
 
 attention_fwd.register_autograd(_op_gradients, setup_context=_setup_context)
@@ -130,6 +136,7 @@ class _EagerAttention(torch.autograd.Function):
         output = api.attention_forward(q, k, v, causal, window, sink_tokens,
                                        sinks, scale, record)
         _setup_context(ctx, inputs, output)
+        ctx.record = record
         return output
 
     @staticmethod
@@ -145,7 +152,19 @@ class _EagerAttention(torch.autograd.Function):
 
 
 def _eager_gradients(ctx, do, dlse):
-    return *_gradients(_backward, ctx, do, dlse), None
+    """The op's gradients, through the backward call that the forward's
+    record keeps (api.forward_backward_call): on the device thread of
+    autograd, everything before the launch is time the GPU waits for in
+    a call timed alone (bench/NOTES.md, fifty-fourth session)."""
+    _refuse_lse_gradient(dlse)
+    q, k, v, o, lse, sinks, do = _saved(ctx, do)
+    causal, window, sink_tokens, scale, deterministic = ctx.variant
+    record = api.forward_backward_call(ctx.record, q, k, v, o, lse, do,
+                                       causal, window, sink_tokens, sinks,
+                                       scale, deterministic)
+    dq, dk, dv, dsinks = api._launch_backward(record, q, k, v, o, lse, do,
+                                              sinks)
+    return dq, dk, dv, dsinks, None, None, None, None, None, None
 
 
 _eager_gradients_once = once_differentiable(_eager_gradients)

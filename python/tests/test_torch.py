@@ -936,6 +936,53 @@ def test_repeated_backwards_launch_through_a_bound_call(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_eager_backward_keeps_its_call_on_the_forward(device):
+    # After a signature's first backward, the eager backward takes its
+    # call from the forward's record instead of looking its signature up;
+    # each deterministic flag has its own, a dO of another layout looks
+    # its own up, and every one gives the same gradients.
+    from fa import api
+    dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    torch.manual_seed(11)
+    make = lambda h: torch.randn(1, h, 70, 32, device=device, dtype=dtype,
+                                 requires_grad=True)
+    q, k, v = make(4), make(2), make(2)
+    do = torch.randn(1, 4, 70, 32, device=device, dtype=dtype)
+    do_bshd = do.transpose(1, 2).contiguous().transpose(1, 2)
+    lookups = []
+    real_call = api._attention_call
+
+    def spy(*args, **kwargs):
+        # The backward's lookups (the forward's prepare_backward makes
+        # others until the backward is compiled) name o's, lse's and dO's
+        # layouts.
+        if "layouts" in kwargs:
+            lookups.append(args[8])  # entry
+        return real_call(*args, **kwargs)
+    api._attention_call = spy
+    grads = {}
+    try:
+        for deterministic, gradient, rounds in ((False, do, 3),
+                                                (True, do, 2),
+                                                (False, do_bshd, 2)):
+            for r in range(rounds):
+                lookups.clear()
+                o = fa.attention(q, k, v, causal=True,
+                                 deterministic=deterministic)
+                got = torch.autograd.grad(o, (q, k, v), gradient)
+                grads.setdefault(deterministic, got)
+                for g, want in zip(got, grads[deterministic]):
+                    torch.testing.assert_close(g, want, rtol=2e-2, atol=2e-2)
+                looked_up = lookups.count("backward")
+                if gradient is do and r > 0:
+                    assert looked_up == 0, (deterministic, r)
+                elif gradient is do_bshd:
+                    assert looked_up == 1, (deterministic, r)
+    finally:
+        api._attention_call = real_call
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("expanded", [False, True])
 def test_a_gradient_in_bshd_layout_is_read_in_place(device, expanded):
     # Behind flash_attn_func and the Hugging Face integration, o's
@@ -954,12 +1001,12 @@ def test_a_gradient_in_bshd_layout_is_read_in_place(device, expanded):
     variant = dict(causal=True, window=17)
     bshd = lambda x: x.transpose(1, 2)
     seen = []
-    real_backward = api.attention_backward
+    real_backward = api._launch_backward
 
     def spy(*args, **kwargs):
-        seen.append(args[5])  # dO
+        seen.append(args[6])  # dO
         return real_backward(*args, **kwargs)
-    api.attention_backward = spy
+    api._launch_backward = spy
     try:
         o = bshd(fa.attention(*map(bshd, (q, k, v)), sinks=sinks, **variant))
         if expanded:
@@ -969,7 +1016,7 @@ def test_a_gradient_in_bshd_layout_is_read_in_place(device, expanded):
             g = torch.randn(o.shape, device=device, dtype=dtype)
             got = torch.autograd.grad(o, leaves, g)
     finally:
-        api.attention_backward = real_backward
+        api._launch_backward = real_backward
     (do,) = seen
     if expanded:
         assert do.is_contiguous()

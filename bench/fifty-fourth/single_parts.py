@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Where a single backward call's time goes between its CUDA events, for
+fa at issue 14's dense bar shapes: an event recorded just before fa's
+backward launches splits each call into
+
+  before launch   start event to the launch (host time the GPU waits for:
+                  autograd.grad, the engine's hand-off, fa's Python)
+  from launch     the launch to the end event (the kernels, and any gap
+                  between them)
+
+beside the whole single call, the same through api.attention_backward
+without autograd, 20 queued calls per call, and SDPA's cuDNN backend's
+single and queued calls. Medians of --reps calls, ms.
+
+  usage: single_parts.py [--shapes causal:B,H,S,D;full:...] [--reps N]
+"""
+import argparse
+import statistics
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+import fa
+from fa import api
+
+
+def event():
+    return torch.cuda.Event(enable_timing=True)
+
+
+def single(fn, reps):
+    times = []
+    for _ in range(3):
+        fn()
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        start, end = event(), event()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def queued(fn, calls=20, reps=5):
+    times = []
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        start, end = event(), event()
+        start.record()
+        for _ in range(calls):
+            fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / calls)
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--shapes", default="causal:4,32,4096,64;"
+                        "causal:4,16,4096,128;full:4,32,4096,64;"
+                        "full:4,16,4096,128")
+    parser.add_argument("--reps", type=int, default=30)
+    args = parser.parse_args()
+    marks = []
+    real_launch = api._CheckedCall.launch
+
+    def launch(self, name, entry, tensors):
+        if entry == "backward" and marks is not None:
+            mark = event()
+            mark.record()
+            marks.append(mark)
+        return real_launch(self, name, entry, tensors)
+    api._CheckedCall.launch = launch
+
+    for text in args.shapes.split(";"):
+        mask, dims = text.split(":")
+        b, h, s, d = map(int, dims.split(","))
+        causal = mask == "causal"
+        make = lambda: torch.randn(b, h, s, d, device="cuda",
+                                   dtype=torch.bfloat16, requires_grad=True)
+        q, k, v = make(), make(), make()
+        dout = torch.randn_like(q)
+        out = fa.attention(q, k, v, causal=causal)
+        grad = lambda: torch.autograd.grad(out, (q, k, v), dout,
+                                           retain_graph=True)
+        for _ in range(3):
+            grad()
+        before, after, whole = [], [], []
+        for _ in range(args.reps):
+            torch.cuda.synchronize()
+            marks.clear()
+            start, end = event(), event()
+            start.record()
+            grad()
+            end.record()
+            end.synchronize()
+            before.append(start.elapsed_time(marks[0]))
+            after.append(marks[0].elapsed_time(end))
+            whole.append(start.elapsed_time(end))
+        med = statistics.median
+        o, lse = api.attention_forward(q.detach(), k.detach(), v.detach(),
+                                       causal, None, 0, None, None)
+        direct = lambda: api.attention_backward(
+            q.detach(), k.detach(), v.detach(), o, lse, dout, causal, None,
+            0, None, None)
+        print(f"fa    {text:22s} single {med(whole):.3f} = before launch "
+              f"{med(before):.3f} + from launch {med(after):.3f}; "
+              f"no autograd single {single(direct, args.reps):.3f}; "
+              f"queued {queued(grad):.3f}")
+        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+            ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        rgrad = lambda: torch.autograd.grad(ref, (q, k, v), dout,
+                                            retain_graph=True)
+        print(f"cudnn {text:22s} single {single(rgrad, args.reps):.3f}; "
+              f"queued {queued(rgrad):.3f}")
+        del out, ref, o, lse
+
+
+if __name__ == "__main__":
+    main()
