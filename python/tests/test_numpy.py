@@ -780,3 +780,21 @@ def test_decode_append_refuses_bad_new_rows():
     fa.decode(q, kc, vc, cache_seqlens=np.array([3, 99], np.int32), k_new=kn,
               v_new=kn, check_lengths=False)
     np.testing.assert_array_equal(kc[1, :, 9], kn[1, :, 0])
+
+
+def test_autotune_setting_reads_the_environment_live(monkeypatch):
+    # Call signatures key on FA_AUTOTUNE through api._autotune_setting
+    # (os.environ's bytes where it keeps them): a change in-process shows
+    # at once, and each setting keys apart.
+    from fa import api
+    monkeypatch.delenv("FA_AUTOTUNE", raising=False)
+    assert api._autotune_setting() is None
+    seen = set()
+    for value in ("0", "1", "table"):
+        monkeypatch.setenv("FA_AUTOTUNE", value)
+        setting = api._autotune_setting()
+        assert setting in (value, value.encode())
+        seen.add(setting)
+    assert len(seen) == 3
+    monkeypatch.delenv("FA_AUTOTUNE")
+    assert api._autotune_setting() is None
