@@ -10,8 +10,8 @@ source bench/lib/device.sh
 S=$OUT/summary.txt
 device_setup $S || exit 1
 device_python $OUT/py.log || exit 1
-rm -rf /tmp/fa-old && cp -r $PY_DIR /tmp/fa-old &&
-  cp bench/fifty-fourth/head-python/*.py /tmp/fa-old/fa/ || exit 1
+source bench/fifty-fourth/old-python.sh
+old_python || exit 1
 export FA_CACHE_DIR=/tmp/fc
 for round in 1 2; do
   for build in old new; do

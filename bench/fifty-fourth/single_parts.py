@@ -10,7 +10,10 @@ backward launches splits each call into
 
 beside the whole single call, the same through api.attention_backward
 without autograd, 20 queued calls per call, and SDPA's cuDNN backend's
-single and queued calls. Medians of --reps calls, ms.
+single and queued calls. Medians of --reps calls, ms. First, the same
+split of autograd.grad through a Python autograd.Function that does no
+work (an event recorded as its backward starts): the engine's own
+hand-off to its device thread, in a call timed alone.
 
   usage: single_parts.py [--shapes causal:B,H,S,D;full:...] [--reps N]
 """
@@ -58,6 +61,46 @@ def queued(fn, calls=20, reps=5):
     return statistics.median(times)
 
 
+class Stub(torch.autograd.Function):
+    """No work either way; its backward records an event as it starts."""
+    grads, marks = None, []
+
+    @staticmethod
+    def forward(ctx, q, k, v):
+        return q.clone()
+
+    @staticmethod
+    def backward(ctx, do):
+        mark = event()
+        mark.record()
+        Stub.marks.append(mark)
+        return Stub.grads
+
+
+def engine_hand_off(reps):
+    """Median ms from autograd.grad's start event to the start of a Python
+    node's backward, and of the whole call."""
+    make = lambda: torch.randn(1, 8, 128, 64, device="cuda",
+                               requires_grad=True)
+    q, k, v = make(), make(), make()
+    Stub.grads = tuple(torch.randn_like(x) for x in (q, k, v))
+    out = Stub.apply(q, k, v)
+    do = torch.randn_like(out)
+    before, whole = [], []
+    for i in range(reps + 3):
+        torch.cuda.synchronize()
+        Stub.marks.clear()
+        start, end = event(), event()
+        start.record()
+        torch.autograd.grad(out, (q, k, v), do, retain_graph=True)
+        end.record()
+        end.synchronize()
+        if i >= 3:
+            before.append(start.elapsed_time(Stub.marks[0]))
+            whole.append(start.elapsed_time(end))
+    return statistics.median(before), statistics.median(whole)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--shapes", default="causal:4,32,4096,64;"
@@ -75,6 +118,9 @@ def main():
             marks.append(mark)
         return real_launch(self, name, entry, tensors)
     api._CheckedCall.launch = launch
+    hand_off, whole = engine_hand_off(args.reps)
+    print(f"stub  autograd.grad single {whole:.3f}: its backward starts at "
+          f"{hand_off:.3f}")
 
     for text in args.shapes.split(";"):
         mask, dims = text.split(":")

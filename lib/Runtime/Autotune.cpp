@@ -156,6 +156,15 @@ std::vector<TileConfig> tuningCandidates(DType dtype, int64_t headDim,
                tensor_core::forwardSharedBytes(blockN, stages, warps, headDim,
                                                bytes)});
   }
+  // Then 32-key tiles of 4 warps: a short window's blocks visit fewer keys
+  // no row sees, and hold fewer registers (gpt-oss's window 128 at D 64:
+  // 124 against 165, four blocks an SM; 110 -> 121 TFLOP/s, bench/NOTES.md,
+  // fifty-fourth session). The split-KV kernels keep 64-key tiles whatever
+  // the config says (kSplitKvMinBlockN).
+  if (entry == Entry::Forward)
+    for (int64_t stages : {1, 2})
+      offer({32, 4, stages,
+             tensor_core::forwardSharedBytes(32, stages, 4, headDim, bytes)});
   // The loops' order puts the default first: 64 keys, 4 warps and 1 stage
   // in static shared memory, which every head dim's tiles fit.
   return candidates.size() > 1 ? candidates : std::vector<TileConfig>();

@@ -860,7 +860,7 @@ static bool takesSplitKvKernels(Operation *compute,
   int64_t sms = cuda::multiprocessorCount();
   if (sms <= 0 || hkv <= 0 || hq % hkv)
     return false;
-  constexpr int64_t kRows = 64, kKeys = 64;
+  constexpr int64_t kRows = 64, kKeys = tensor_core::kSplitKvMinBlockN;
   std::optional<int64_t> window;
   int64_t sinkTokens = 0;
   if (auto attr = compute->getAttrOfType<IntegerAttr>("window"))

@@ -277,17 +277,25 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     return paged && stages == 2 ? tensor_core::pageRingBytes(blockN) : 0;
   }
 
+  /// The split-KV forward's keys per tile: the pass's, but never fewer
+  /// than kSplitKvMinBlockN (a short window's 32-key config is the
+  /// windowed forward's, not a decode step's).
+  int64_t splitKvBlockN() const {
+    return std::max<int64_t>(blockN, tensor_core::kSplitKvMinBlockN);
+  }
+
   /// The split-KV forward's shape: the mma.sync forward's with two K/V
   /// stages in up to kSplitKvSharedBytes, else the forward's own.
   std::optional<KernelShape> splitKvShape(int64_t headDim, int64_t bytes,
                                           bool paged) {
     int64_t queryBytes =
         tensor_core::queryTileBytes(forwardWarps, headDim, bytes);
-    int64_t ringBytes = pageRingBytes(paged, /*stages=*/2);
+    int64_t keys = splitKvBlockN();
+    int64_t ringBytes = paged ? tensor_core::pageRingBytes(keys) : 0;
     int64_t budget =
         std::max<int64_t>(sharedBytes, tensor_core::kSplitKvSharedBytes);
     if (int64_t rows = tensor_core::fittingTileRows(
-            blockN, headDim, bytes, (budget - queryBytes - ringBytes) / 2))
+            keys, headDim, bytes, (budget - queryBytes - ringBytes) / 2))
       return KernelShape{rows, forwardWarps, queryBytes ? 16 * forwardWarps : 0,
                          /*kvStages=*/2};
     return mmaSyncForwardShape(headDim, bytes, paged);
@@ -356,13 +364,14 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   Value keySplits(ImplicitLocOpBuilder &b, const Variant &variant,
                   const TileBuilder::Dims &dims, Value d, bool paged,
                   bool appends) {
-    TileBuilder t(b, b.getF32Type(), blockN);
+    TileBuilder t(b, b.getF32Type(), splitKvBlockN());
     Value sms = tensor_core::multiprocessorCount(b);
     // The split kernel's blocks hold a kv head's group of query heads
     // (MmaSync.cpp, packedGroupRows), 16 rows per warp.
     return tensor_core::forwardKeySplitsOf(
         t.indexOps(), dims.batch, dims.sq, dims.group, dims.hkv, dims.sk,
-        variant.window, variant.sinkTokens, 16 * forwardWarps, blockN, sms,
+        variant.window, variant.sinkTokens, 16 * forwardWarps,
+        splitKvBlockN(), sms,
         tensor_core::splitKvBlocksPerSmOf(t.indexOps(), d, paged, appends));
   }
 

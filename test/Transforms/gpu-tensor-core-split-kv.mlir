@@ -2,6 +2,19 @@
 // RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="generation=wgmma split-kv" --canonicalize --cse | FileCheck %s --check-prefix=HOPPER
 
 // RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core | FileCheck %s --check-prefix=OFF
+// RUN: fa-opt %s --fa-tile="hoist-scratch=false" --fa-gpu-tensor-core="split-kv block-n=32" --canonicalize --cse | FileCheck %s --check-prefix=NARROW
+
+// A config of 32-key tiles (the shipped table's for short windows) is the
+// forward's: the split-KV kernel keeps two stages of 64 keys, at which the
+// host counts its splits (and the runtime, Program.cpp) and its warps share
+// a tile.
+// NARROW-LABEL: func.func @gqa_forward(
+// NARROW: %[[ROWS:[0-9]+]] = arith.muli %{{.*}}, %c4 : index
+// NARROW: arith.ceildivsi %[[ROWS]], %c64 : index
+// NARROW: %[[KEYTILES:[0-9]+]] = arith.ceildivsi %{{.*}}, %c64 : index
+// NARROW: arith.floordivsi %[[KEYTILES]], %c4 : index
+// NARROW: gpu.launch {{.*}} module(@gqa_forward_split_kv_d64) function(@gqa_forward_split_kv_d64) workgroup(%{{.*}} : memref<128x64xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x64xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<3x36x32xf32, #gpu.address_space<workgroup>>)
+// NARROW: gpu.launch {{.*}} module(@gqa_forward_mma_d64) function(@gqa_forward_mma_d64) workgroup(%{{.*}} : memref<32x64xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x64xbf16, #gpu.address_space<workgroup>>)
 
 // With split-kv, decode-like shapes take the split-KV forward ahead of
 // every other kernel (the JIT compiles a program with it for the first

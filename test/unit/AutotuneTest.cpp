@@ -45,9 +45,12 @@ TEST(AutotuneCandidates, FollowTheKernelsLimits) {
                                      {64, 8, 1, 128 * kKiB},
                                      {64, 8, 2, 192 * kKiB},
                                      {128, 4, 1, 160 * kKiB},
-                                     {128, 8, 1, 192 * kKiB}}));
+                                     {128, 8, 1, 192 * kKiB},
+                                     {32, 4, 1, 64 * kKiB},
+                                     {32, 4, 2, 96 * kKiB}}));
   // D 128 forward: each candidate asks for the shared memory its K/V tiles
-  // need (2 tiles x stages x block-n x 128 x 2 bytes), at least 48 KiB.
+  // need (2 tiles x stages x block-n x 128 x 2 bytes), at least 48 KiB;
+  // 32-key tiles (for short windows) come last.
   EXPECT_EQ(tuningCandidates(DType::BF16, 128, Entry::Forward, kH100Shared),
             (std::vector<TileConfig>{{64, 4, 1, 48 * kKiB},
                                      {64, 4, 2, 64 * kKiB},
@@ -56,15 +59,19 @@ TEST(AutotuneCandidates, FollowTheKernelsLimits) {
                                      {128, 4, 1, 64 * kKiB},
                                      {128, 4, 2, 128 * kKiB},
                                      {128, 8, 1, 64 * kKiB},
-                                     {128, 8, 2, 128 * kKiB}}));
+                                     {128, 8, 2, 128 * kKiB},
+                                     {32, 4, 1, 48 * kKiB},
+                                     {32, 4, 2, 48 * kKiB}}));
   // A GPU that offers a block only 64 KiB drops the 128 KiB ones, and one
   // with the bare 48 KiB keeps what fits there.
   EXPECT_EQ(
       tuningCandidates(DType::BF16, 128, Entry::Forward, 64 * kKiB).size(),
-      6u);
+      8u);
   EXPECT_EQ(tuningCandidates(DType::BF16, 128, Entry::Forward, 48 * kKiB),
             (std::vector<TileConfig>{{64, 4, 1, 48 * kKiB},
-                                     {64, 8, 1, 48 * kKiB}}));
+                                     {64, 8, 1, 48 * kKiB},
+                                     {32, 4, 1, 48 * kKiB},
+                                     {32, 4, 2, 48 * kKiB}}));
   // D 128 backward: full dK/dV tiles (64 keys and 64 query rows of K, V, Q
   // and dO) need 64 KiB; so do 128-key dQ tiles.
   EXPECT_EQ(tuningCandidates(DType::F16, 128, Entry::Backward, kH100Shared),
@@ -83,7 +90,9 @@ TEST(AutotuneCandidates, FollowTheKernelsLimits) {
                                      {128, 4, 1, 48 * kKiB},
                                      {128, 4, 2, 64 * kKiB},
                                      {128, 8, 1, 48 * kKiB},
-                                     {128, 8, 2, 64 * kKiB}}));
+                                     {128, 8, 2, 64 * kKiB},
+                                     {32, 4, 1, 48 * kKiB},
+                                     {32, 4, 2, 48 * kKiB}}));
   EXPECT_EQ(tuningCandidates(DType::F16, 64, Entry::Backward, kH100Shared),
             (std::vector<TileConfig>{{64, 4, 1, 48 * kKiB},
                                      {128, 4, 1, 48 * kKiB}}));

@@ -73,8 +73,10 @@ static cl::opt<int64_t>
            cl::init(0));
 static cl::opt<int64_t> mmaBlockN(
     cl::cat(faRunCategory), "mma-block-n",
-    cl::desc("keys per shared-memory tile of the tensor-core kernels, 64 or "
-             "128 (default: the tuning table's, or 64 with FA_AUTOTUNE=0)"),
+    cl::desc("keys per shared-memory tile of the tensor-core kernels, a "
+             "multiple of 16: the tuner times 32 (mma.sync forwards), 64 and "
+             "128 (default: the tuning table's, or 64 with FA_AUTOTUNE=0; "
+             "the split-KV kernels take 64 or more)"),
     cl::init(0));
 static cl::opt<int64_t> mmaWarps(
     cl::cat(faRunCategory), "mma-warps",

@@ -315,6 +315,11 @@ inline constexpr int64_t kShortWindowMmaSyncHeadDims[] = {64};
 /// (fewer would spend more on the merge than they save).
 inline constexpr int64_t kMaxKeySplits = 64;
 inline constexpr int64_t kMinSplitKeyTiles = 4;
+/// The fewest keys a split-KV block's tiles hold, whatever the config's
+/// block-n (a short window's forward takes 32): the runtime counts the
+/// splits at this many (Program.cpp, takesSplitKvKernels), and the
+/// block's warps share a tile at 16 keys each (MmaSync.cpp, splitsKeys).
+inline constexpr int64_t kSplitKvMinBlockN = 64;
 /// The split-KV blocks of 128 threads one SM holds at once, as ptxas 13.0
 /// assembles fa.decode's kernels (test/fa-compile/split-kv-registers.test
 /// checks it): 4 at D 32 (3 appending new keys: 130 registers), 3 at D 64
