@@ -822,15 +822,14 @@ def forward_backward_call(forward, q, k, v, o, lse, do, causal, window,
     per forward signature and flag, then kept on `forward`, so that a
     training step's backward skips the signature (bench/NOTES.md,
     fifty-fourth session)."""
-    if do.stride() == o.stride():
-        record = forward.backwards.get(deterministic)
-        if record is not None:
-            return record
-    record = _attention_call(q, k, v, causal, window, sink_tokens, sinks,
-                             scale, "backward", deterministic,
-                             layouts=(o, lse, do))
-    if do.stride() == o.stride() and record.bindable:
-        forward.backwards[deterministic] = record
+    as_o = do.stride() == o.stride()
+    record = forward.backwards.get(deterministic) if as_o else None
+    if record is None:
+        record = _attention_call(q, k, v, causal, window, sink_tokens, sinks,
+                                 scale, "backward", deterministic,
+                                 layouts=(o, lse, do))
+        if as_o and record.bindable:
+            forward.backwards[deterministic] = record
     return record
 
 
