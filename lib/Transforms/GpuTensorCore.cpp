@@ -258,7 +258,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// cores. A paged cache's table entries take their ring's bytes first.
   std::optional<KernelShape> mmaSyncForwardShape(int64_t headDim, int64_t bytes,
                                                  bool paged) {
-    int64_t ringBytes = pageRingBytes(paged, kvStages);
+    int64_t ringBytes = pageRingBytes(paged, kvStages, blockN);
     int64_t queryBytes =
         tensor_core::queryTileBytes(forwardWarps, headDim, bytes);
     if (queryBytes > 0)
@@ -271,10 +271,10 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   }
 
   /// The shared bytes of a paged cache's ring of block-table entries, which
-  /// the mma.sync forward keeps where its K/V tiles are pipelined (two
-  /// stages; MmaSync.cpp, forwardBuffers).
-  int64_t pageRingBytes(bool paged, int64_t stages) const {
-    return paged && stages == 2 ? tensor_core::pageRingBytes(blockN) : 0;
+  /// the mma.sync forward keeps where its K/V tiles of `keys` rows are
+  /// pipelined (two stages; MmaSync.cpp, forwardBuffers).
+  int64_t pageRingBytes(bool paged, int64_t stages, int64_t keys) const {
+    return paged && stages == 2 ? tensor_core::pageRingBytes(keys) : 0;
   }
 
   /// The split-KV forward's keys per tile: the pass's, but never fewer
@@ -291,7 +291,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     int64_t queryBytes =
         tensor_core::queryTileBytes(forwardWarps, headDim, bytes);
     int64_t keys = splitKvBlockN();
-    int64_t ringBytes = paged ? tensor_core::pageRingBytes(keys) : 0;
+    int64_t ringBytes = pageRingBytes(paged, /*stages=*/2, keys);
     int64_t budget =
         std::max<int64_t>(sharedBytes, tensor_core::kSplitKvSharedBytes);
     if (int64_t rows = tensor_core::fittingTileRows(

@@ -808,10 +808,19 @@ def attention_backward(q, k, v, o, lse, do, causal, window, sink_tokens,
     # 0.936 ms (bench/NOTES.md, forty-third session). The gradients made
     # here are dense, so o, lse, dO and any `out` given complete the
     # signature.
-    record = _attention_call(q, k, v, causal, window, sink_tokens, sinks,
-                             scale, "backward", deterministic,
-                             layouts=(o, lse, do) + tuple(out or ()))
+    record = _backward_call(q, k, v, o, lse, do, causal, window,
+                            sink_tokens, sinks, scale, deterministic, out)
     return _launch_backward(record, q, k, v, o, lse, do, sinks, out)
+
+
+def _backward_call(q, k, v, o, lse, do, causal, window, sink_tokens, sinks,
+                   scale, deterministic, out=None):
+    """The backward's _CheckedCall, under a signature that holds o's,
+    lse's, dO's and any `out`'s layouts as well (a bound call takes
+    pointers alone)."""
+    return _attention_call(q, k, v, causal, window, sink_tokens, sinks,
+                           scale, "backward", deterministic,
+                           layouts=(o, lse, do) + tuple(out or ()))
 
 
 def forward_backward_call(forward, q, k, v, o, lse, do, causal, window,
@@ -825,9 +834,8 @@ def forward_backward_call(forward, q, k, v, o, lse, do, causal, window,
     as_o = do.stride() == o.stride()
     record = forward.backwards.get(deterministic) if as_o else None
     if record is None:
-        record = _attention_call(q, k, v, causal, window, sink_tokens, sinks,
-                                 scale, "backward", deterministic,
-                                 layouts=(o, lse, do))
+        record = _backward_call(q, k, v, o, lse, do, causal, window,
+                                sink_tokens, sinks, scale, deterministic)
         if as_o and record.bindable:
             forward.backwards[deterministic] = record
     return record
