@@ -404,7 +404,8 @@ def main():
     common.add_measurement_args(
         parser, warmup=3, reps=10, budget=30.0,
         measurement="one forward or one backward of one row",
-        time_limit="rows not started by then are recorded as skipped")
+        time_limit="rows not started by then are recorded as skipped",
+        warmup_seconds=0.6)
     parser.add_argument("--rounds", type=int, default=4,
                         help="alternating rounds of fa-tuned and fa-default")
     parser.add_argument("--plot-dir",
@@ -414,6 +415,7 @@ def main():
     if args.queue < 1:
         parser.error(f"--queue must be >= 1, got {args.queue}")
     common.QUEUED_CALLS = args.queue
+    common.WARMUP_SECONDS = args.warmup_seconds
     variants = args.variants.split(",")
     if args.only == "dense":
         variants = [v for v in variants if v in DENSE]

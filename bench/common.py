@@ -102,6 +102,16 @@ def saved_tensors_mib(fn):
 # the host running ahead of the GPU, as in a model's step.
 QUEUED_CALLS = 1
 
+# Seconds of calls measure() makes before it times any (--warmup-seconds),
+# on top of its --warmup calls. A GPU that was idle (a compile, a first
+# call, the previous row's setup) runs its first ~0.5 s of load below its
+# clock: the H200 lent here dipped to 1665-1755 MHz at every start of load,
+# its power-cap flag set, and took 0.3-0.5 s back to 1980 MHz, where it
+# then stayed (bench/NOTES.md, fifty-fifth session). Timed calls inside
+# that dip ran 9% slower than the same calls after it, so whichever
+# implementation came first after an idle spell was timed slow.
+WARMUP_SECONDS = 0.0
+
 
 def cuda_ms(fn, calls=None):
     """fn's GPU time in ms, between CUDA events recorded around `calls`
@@ -151,8 +161,9 @@ class Predictor:
 def measure(fn, warmup, reps, budget, predicted=None, settle=None):
     """Times fn with CUDA events: one untimed call (JIT, compile, caches;
     then `settle()` where given: fa's background compiles, which the
-    first call starts, finish before the timing), then warm-up, then `reps`
-    timed calls; returns (list of ms, note).
+    first call starts, finish before the timing), then warm-up (`warmup`
+    calls, then calls for WARMUP_SECONDS), then `reps` timed calls;
+    returns (list of ms, note).
 
     Stays within `budget` seconds after the first call: Skipped when
     `predicted` (seconds per call) says that two calls do not fit; when the
@@ -174,6 +185,8 @@ def measure(fn, warmup, reps, budget, predicted=None, settle=None):
     if fits >= warmup + reps:
         for _ in range(max(warmup - 1, 0)):
             fn()
+        settle_clocks(fn, min(WARMUP_SECONDS,
+                              left - (warmup + reps) * first / 1e3))
         return [cuda_ms(fn) for _ in range(reps)], ""
     # The two calls above warmed up; spend what is left on timed calls.
     n = max(min(fits, reps), 1)
@@ -182,17 +195,31 @@ def measure(fn, warmup, reps, budget, predicted=None, settle=None):
                    f"{n} of {reps} reps (budget {budget:.0f} s)")
 
 
+def settle_clocks(fn, seconds):
+    """Calls fn, each call waited for as cuda_ms waits, until `seconds` have
+    passed (WARMUP_SECONDS says why)."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        fn()
+        torch.cuda.synchronize()
+
+
 def int_list(text):
     """"64,128" -> [64, 128] (a command-line list)."""
     return [int(x) for x in text.split(",") if x]
 
 
 def add_measurement_args(parser, warmup, reps, budget, measurement,
-                         time_limit):
+                         time_limit, warmup_seconds=0.0):
     """--warmup, --reps, --budget (seconds per `measurement`) and
     --time-limit (seconds for the whole run; `time_limit` says what it
     does to the rest), the options every timed benchmark shares."""
     parser.add_argument("--warmup", type=int, default=warmup)
+    parser.add_argument("--warmup-seconds", type=float,
+                        default=warmup_seconds,
+                        help="seconds of untimed calls before each "
+                             "measurement's timed ones, so that the GPU's "
+                             "clock has settled (common.WARMUP_SECONDS)")
     parser.add_argument("--reps", type=int, default=reps)
     parser.add_argument("--budget", type=float, default=budget,
                         help=f"seconds per measurement ({measurement})")
