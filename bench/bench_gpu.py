@@ -36,7 +36,8 @@ Implementations, each where it expresses the variant:
                 rows, whose learnable sinks SDPA cannot express; skipped
                 where its memory is predicted not to fit
 
-Timing: CUDA events, warm-up, median of --reps, all through PyTorch (fa runs
+Timing: CUDA events, warm-up (--warmup calls, then --warmup-seconds of calls
+for a settled clock), median of --reps, all through PyTorch (fa runs
 on torch's stream). TFLOP/s count 4 * D flops per visible (query, key) pair
 per query head forward, 2.5x that backward. Peak MiB: above what was
 allocated before the call, fa's device workspace added (bench/common.py).
@@ -47,6 +48,7 @@ usage: bench_gpu.py --csv OUT.csv [--variants a,b | --only dense|variants]
                     [--impls fa,fa-default,sdpa-flash2,sdpa-cudnn,flex,fa4,eager]
                     [--no-flex] [--head-dims 64,128] [--seqs 1024,...]
                     [--fa-default-seqs 16384] [--warmup N] [--reps N]
+                    [--warmup-seconds S (0.6)]
                     [--budget S] [--time-limit S] [--plot-dir DIR]
 """
 import argparse

@@ -13,42 +13,27 @@ around the same calls, unprofiled, give the queued ms per call.
 """
 import argparse
 import contextlib
+import os
 import statistics
+import sys
 
 import torch
 import torch.nn.functional as F
-from torch.autograd import DeviceType
 from torch.nn.attention import SDPBackend, sdpa_kernel
-from torch.profiler import ProfilerActivity, profile
 
 import fa
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+import common  # noqa: E402  (bench/)
+import host_overhead  # noqa: E402
+
 
 def queued_ms(fn, calls):
-    times = []
-    for _ in range(5):
-        torch.cuda.synchronize()
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(calls):
-            fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / calls)
-    return statistics.median(times)
+    return statistics.median(common.cuda_ms(fn, calls) for _ in range(5))
 
 
 def events(fn, calls, alone):
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(calls):
-            fn()
-            if alone:
-                torch.cuda.synchronize()
-        torch.cuda.synchronize()
-    return sorted((e for e in prof.events() if e.device_type == DeviceType.CUDA),
-                  key=lambda e: e.time_range.start)
+    return host_overhead.cuda_events(fn, calls, synchronise_each=alone)
 
 
 def report(name, evs, first_name):

@@ -23,7 +23,9 @@
 // elementwise kernels frame it: one zeroes the accumulator, one writes
 // dq = scale * accumulator in the output's type; a block per 64 rows of a
 // (batch, head), as the D kernel's, each thread taking four consecutive
-// elements of a row at a time.
+// elements of a row at a time. Their blocks and the D kernel's cover the
+// same rows, so the D kernel zeroes the accumulator itself where it runs,
+// and the zero kernel runs only where D falls back to the scalar loop.
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,7 +61,7 @@ public:
   using TensorCoreEmitter::sinkLogit2;
 
   void emitRowDot(Value o, Value dO, Value rowDot, const SinkTerms *sinkTerms,
-                  StringRef name) {
+                  Value dqAccum, StringRef name) {
     o = withUnitStride(o);
     dO = withUnitStride(dO);
     Value rows = dim(dO, 2);
@@ -126,6 +128,13 @@ public:
                                                       batchIdx, head, at, sum),
                                           flt(0.0)));
           }
+          // The accumulator's zeros after D's loads: stored before them,
+          // the kernel took 72.5 us at 4 x 16 x 4k rows of D 128 against
+          // 68.5 after, the two kernels' 36.8 + 31.8 (ncu, H200;
+          // bench/NOTES.md, fifty-fifth session).
+          if (dqAccum)
+            forEachQuadOfBlock(dqAccum,
+                               [&](ValueRange at) { storeZeros(dqAccum, at); });
           if (!sinkTerms)
             return;
           blockSum(weighted, launch.getWorkgroupAttributions().front(),
@@ -176,12 +185,8 @@ public:
   /// Zeroes the [batch, head, row, D] f32 buffer `accum` (identity layout,
   /// D a multiple of 4).
   void emitZero(Value accum, StringRef name) {
-    forEachQuad(accum, name, [&](ValueRange at) {
-      Value zeros = arith::ConstantOp::create(
-          b, DenseElementsAttr::get(quadType(b.getF32Type()), 0.0f));
-      vector::StoreOp::create(b, zeros, accum, at, /*nontemporal=*/false,
-                              llvm::Align(16));
-    });
+    forEachQuad(accum, name,
+                [&](ValueRange at) { storeZeros(accum, at); });
   }
 
   /// dq = scale * accum, in dq's element type (dq of unit stride on D and
@@ -239,28 +244,43 @@ private:
   /// forty-sixth session.)
   void forEachQuad(Value shape, StringRef name,
                    llvm::function_ref<void(ValueRange)> body) {
+    launchBlocks({rowBlockCount(b, dim(shape, 2)), dim(shape, 1),
+                  dim(shape, 0)},
+                 0, {}, name,
+                 [&](gpu::LaunchOp) { forEachQuadOfBlock(shape, body); });
+  }
+  /// forEachQuad's loop in the block of a kernel over the same rows: the
+  /// block's threads over its quads of `shape` (none past its rows, so a
+  /// shape of no rows takes none).
+  void forEachQuadOfBlock(Value shape,
+                          llvm::function_ref<void(ValueRange)> body) {
     constexpr int64_t threads = 32 * kPreprocessWarps;
     Value quadsPerRow = divi(dim(shape, 3), 4);
     Value rows = dim(shape, 2);
-    launchBlocks(
-        {rowBlockCount(b, rows), dim(shape, 1), dim(shape, 0)}, 0, {}, name,
-        [&](gpu::LaunchOp) {
-          Value first = mul(blockCoord[0], idx(kRowDotBlockRows));
-          Value quads =
-              mul(min(idx(kRowDotBlockRows), sub(rows, first)), quadsPerRow);
-          Value perRow = toI32(quadsPerRow);
-          scf::ForOp::create(
-              b, tid, quads, idx(threads), ValueRange{},
-              [&](OpBuilder &, Location, Value quad, ValueRange) {
-                Value at = toI32(quad);
-                Value row = add(first, toIndex(arith::DivUIOp::create(
-                                           b, at, perRow)));
-                Value col = mul(
-                    toIndex(arith::RemUIOp::create(b, at, perRow)), idx(4));
-                body(ValueRange{batchIdx, blockCoord[1], row, col});
-                scf::YieldOp::create(b);
-              });
+    Value first = mul(blockCoord[0], idx(kRowDotBlockRows));
+    Value quads = mul(
+        arith::MaxSIOp::create(
+            b, min(idx(kRowDotBlockRows), sub(rows, first)), idx(0)),
+        quadsPerRow);
+    Value perRow = toI32(quadsPerRow);
+    scf::ForOp::create(
+        b, tid, quads, idx(threads), ValueRange{},
+        [&](OpBuilder &, Location, Value quad, ValueRange) {
+          Value at = toI32(quad);
+          Value row =
+              add(first, toIndex(arith::DivUIOp::create(b, at, perRow)));
+          Value col =
+              mul(toIndex(arith::RemUIOp::create(b, at, perRow)), idx(4));
+          body(ValueRange{batchIdx, blockCoord[1], row, col});
+          scf::YieldOp::create(b);
         });
+  }
+  /// Four f32 zeros into the f32 buffer `accum` at `at`.
+  void storeZeros(Value accum, ValueRange at) {
+    Value zeros = arith::ConstantOp::create(
+        b, DenseElementsAttr::get(quadType(b.getF32Type()), 0.0f));
+    vector::StoreOp::create(b, zeros, accum, at, /*nontemporal=*/false,
+                            llvm::Align(16));
   }
 
   Value extract(Value vector, int64_t e) {
@@ -273,8 +293,9 @@ private:
 void fa::tensor_core::emitRowDotKernel(ImplicitLocOpBuilder &b, Type element,
                                        Value o, Value dO, Value rowDot,
                                        const SinkTerms *sinkTerms,
-                                       StringRef name) {
-  PreprocessEmitter(b, element).emitRowDot(o, dO, rowDot, sinkTerms, name);
+                                       Value dqAccum, StringRef name) {
+  PreprocessEmitter(b, element)
+      .emitRowDot(o, dO, rowDot, sinkTerms, dqAccum, name);
 }
 
 void fa::tensor_core::emitZeroKernel(ImplicitLocOpBuilder &b, Value accum,

@@ -526,17 +526,30 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
         });
   }
 
+  /// The f32 dQ accumulator of the wgmma dK/dV kernels, which add dQ into
+  /// it by TMA reduce-adds.
+  struct DqAccumulator {
+    Value buffer;
+    /// Whether a wgmma dK/dV kernel takes it (else it has no elements).
+    Value used;
+    /// The first op after dQ's loop that is the accumulator's, where dQ's
+    /// dispatch chain must end.
+    Operation *copy = nullptr;
+  };
+
   /// fa-tile's D loop becomes the fallback of a kernel for operands whose
   /// rows are whole 16-byte chunks; its dsinks loop gives way to a kernel,
   /// which takes any shape. Where `rowDotInDq` holds at run time, the wgmma
   /// dQ kernel computes D (and dsinks' partials) instead of the D kernel.
-  /// Returns dsinks' terms (none without learnable sinks), whose partials
-  /// are summed into dsinks and freed at the end of the entry.
+  /// Given an f32 dQ accumulator (`accum`), the D kernel zeroes it, and the
+  /// zero kernel does where the D kernel does not run. Returns dsinks'
+  /// terms (none without learnable sinks), whose partials are summed into
+  /// dsinks and freed at the end of the entry.
   tensor_core::SinkTerms
   specialiseRowReductions(Value o, Value sinks, Value dsinks, Type element,
                           const GradArgs &args, Operation *rowDotLoop,
                           Operation *sinkGrad, Value rowDotInDq,
-                          StringRef prefix) {
+                          const DqAccumulator *accum, StringRef prefix) {
     ImplicitLocOpBuilder b(rowDotLoop->getLoc(), rowDotLoop);
     int64_t chunk = 16 / (element.getIntOrFloatBitWidth() / 8);
     Value d = memref::DimOp::create(b, args.dO, 3);
@@ -562,26 +575,45 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
               ValueRange{lseDim[1], tensor_core::sinkPartialsPerHead(
                                         b, lseDim[0], lseDim[2])})};
     }
+    // The D kernel runs where the dQ kernel does not compute D (which
+    // implies `ok`: o and dO suit its tiles).
+    Value rowDotKernel = ok;
+    if (rowDotInDq)
+      rowDotKernel = arith::AndIOp::create(
+          b, ok,
+          arith::XOrIOp::create(
+              b, rowDotInDq,
+              arith::ConstantIntOp::create(b, b.getI1Type(), 1)));
     // Where the spec fixes D in whole chunks, `ok` is the layout's alone.
     std::optional<int64_t> fixedD = staticHeadDim(d);
-    scf::IfOp ifOp =
-        layoutBranch(b, ok, /*withElse=*/true,
-                     /*layoutAlone=*/fixedD && *fixedD % chunk == 0);
+    bool layoutAlone = fixedD && *fixedD % chunk == 0;
+    // Without scalar fallback there, an `ok` that fails stops the call
+    // (kLayoutFallbackAttr), and the zero kernel would never run.
+    if (accum && (scalarFallback || !layoutAlone)) {
+      Value zeroKernel = arith::AndIOp::create(
+          b, accum->used,
+          arith::XOrIOp::create(
+              b, rowDotKernel,
+              arith::ConstantIntOp::create(b, b.getI1Type(), 1)));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(
+          scf::IfOp::create(b, zeroKernel, /*withElseRegion=*/false)
+              .thenBlock());
+      tensor_core::emitZeroKernel(b, accum->buffer,
+                                  (prefix + "_wgmma_dq_zero").str());
+    }
+    scf::IfOp ifOp = layoutBranch(b, ok, /*withElse=*/true, layoutAlone);
     std::string sinkKernel = prefix.str() + "_dsinks";
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      // The D kernel runs where the dQ kernel does not compute D (which
-      // implies `ok`: o and dO suit its tiles).
-      if (rowDotInDq) {
-        Value notInDq = arith::XOrIOp::create(
-            b, rowDotInDq, arith::ConstantIntOp::create(b, b.getI1Type(), 1));
+      if (rowDotInDq)
         b.setInsertionPointToStart(
-            scf::IfOp::create(b, notInDq, /*withElseRegion=*/false)
+            scf::IfOp::create(b, rowDotKernel, /*withElseRegion=*/false)
                 .thenBlock());
-      }
       tensor_core::emitRowDotKernel(b, element, o, args.dO, args.rowDot,
                                     sinkGrad ? &sinkTerms : nullptr,
+                                    accum ? accum->buffer : Value(),
                                     (prefix + "_row_dot").str());
     }
     rowDotLoop->moveBefore(ifOp.elseBlock()->getTerminator());
@@ -606,18 +638,11 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     return sinkTerms;
   }
 
-  /// The f32 dQ accumulator of the wgmma dK/dV kernels, which add dQ into
-  /// it by TMA reduce-adds.
-  struct DqAccumulator {
-    Value buffer;
-    /// The first op after dQ's loop that is the accumulator's, where dQ's
-    /// dispatch chain must end.
-    Operation *copy = nullptr;
-  };
   /// Allocates the accumulator before `first` (empty where no wgmma dK/dV
   /// kernel runs: the head dim is not one of `plan`'s, or the layout does
-  /// not suit), zeroes it there, and before `last` (past dQ's loop) scales
-  /// it into dq and frees it: one kernel each, whatever the head dim.
+  /// not suit), and before `last` (past dQ's loop) scales it into dq and
+  /// frees it: one kernel, whatever the head dim. The D kernel zeroes it
+  /// (specialiseRowReductions).
   DqAccumulator setUpDqAccumulator(Operation *first, Operation *last,
                                    Value layoutOk, Value d, Type element,
                                    const GradArgs &args, const Variant &variant,
@@ -646,10 +671,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
       body();
       return ifOp.getOperation();
     };
-    onlyIfUsed([&] {
-      tensor_core::emitZeroKernel(b, accum.buffer,
-                                  (prefix + "_wgmma_dq_zero").str());
-    });
+    accum.used = used;
     b.setInsertionPoint(last);
     accum.copy = onlyIfUsed([&] {
       Value scale = scalars.scoreScale(variant, d);
@@ -827,9 +849,16 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
           headDimAmong(b, d, tensor_core::kWgmmaBackwardHeadDims,
                        computesRowDotAt),
           arith::AndIOp::create(b, layoutOk, oOk));
+    DqAccumulator accum;
+    if (atomicDq && useWgmma(element)) {
+      accum = setUpDqAccumulator(rowDotLoop, dqOps.second, layoutOk, d,
+                                 element, args, variant, prefix, atomicPlan);
+      dqOps.second = accum.copy;
+    }
     tensor_core::SinkTerms sinkTerms = specialiseRowReductions(
         args.o, sinks ? a[6] : Value(), sinks ? a[10] : Value(), element, args,
-        rowDotLoop, sinkGrad, dqComputesRowDot, prefix);
+        rowDotLoop, sinkGrad, dqComputesRowDot, accum.buffer ? &accum : nullptr,
+        prefix);
     if (useWgmma(element)) {
       // Head dims past the wgmma kernels' go on to the mma.sync chains.
       auto chain = [](Block *rest, std::pair<Operation *, Operation *> &ops) {
@@ -859,12 +888,6 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                                  persistentDq(headDim), computesRowDot,
                                  sinks ? &sinkTerms : nullptr, name);
       };
-      DqAccumulator accum;
-      if (atomicDq) {
-        accum = setUpDqAccumulator(dkdvOps.first, dqOps.second, layoutOk, d,
-                                   element, args, variant, prefix, atomicPlan);
-        dqOps.second = accum.copy;
-      }
       chain(dispatch(dkdvOps.first, dkdvOps.second, layoutOk, d, element,
                      prefix + "_wgmma_dk_dv",
                      tensor_core::kWgmmaBackwardHeadDims, dkdvPlan,

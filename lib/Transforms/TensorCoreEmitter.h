@@ -650,11 +650,17 @@ void emitWgmmaForward(ImplicitLocOpBuilder &b, Type element, int64_t headDim,
 /// sinkPartialsPerHead of them a head), which emitSinkPartialsSumKernel
 /// sums into dsinks; emitSinkGradientKernel computes dsinks from `rowDot`
 /// alone, where D came from elsewhere.
+///
+/// Given `dqAccum` (an f32 dQ accumulator, as emitZeroKernel's, of dO's
+/// batch, heads and rows, or of no rows at all), the D kernel also zeroes
+/// its blocks' rows of it: one launch fewer than the zero kernel's before
+/// every backward whose dQ accumulates in f32.
 struct SinkTerms {
   Value lse, sinks, partials;
 };
 void emitRowDotKernel(ImplicitLocOpBuilder &b, Type element, Value o, Value dO,
-                      Value rowDot, const SinkTerms *sinkTerms, StringRef name);
+                      Value rowDot, const SinkTerms *sinkTerms, Value dqAccum,
+                      StringRef name);
 /// Rows per partial of dsinks' terms: the D kernel's blocks' rows, and a
 /// wgmma dQ consumer warpgroup's where that kernel computes D.
 inline constexpr int64_t kSinkPartialRows = 64;

@@ -94,6 +94,33 @@ def test_a_layout_the_tensor_cores_refuse_takes_a_program_with_the_fallback(
     assert notes and all("16-byte aligned" in n for n in notes)
 
 
+@pytest.mark.skipif("cuda" not in DEVICES, reason="needs fa's GPU path")
+def test_a_backward_whose_o_the_row_dot_kernel_refuses_still_zeroes_dq():
+    """On Hopper the D kernel also zeroes the f32 accumulator that dQ adds
+    into; where o's rows are not whole 16-byte chunks apart, D comes from
+    the scalar loop and a kernel of its own zeroes the accumulator. dq,
+    dk and dv are float64's with o in either layout, each call after one
+    that left the accumulator's workspace nonzero."""
+    from fa import api
+    torch.manual_seed(7)
+    shape = (2, 4, 333, 64)
+    q, k, v = (torch.randn(shape, device="cuda", dtype=torch.bfloat16)
+               for _ in range(3))
+    o, lse = api.attention_forward(q, k, v, True, None, 0, None, None)
+    do = torch.randn_like(o)
+    # Rows 65 elements (130 bytes) apart: the D kernel refuses them.
+    padded = torch.empty(shape[:3] + (65,), device="cuda",
+                         dtype=torch.bfloat16)[..., :64]
+    padded.copy_(o)
+    refs = [x.double().requires_grad_() for x in (q, k, v)]
+    reference(*refs, causal=True).backward(do.double())
+    for o_given in (o, padded, o, padded):
+        dq, dk, dv, _ = api.attention_backward(q, k, v, o_given, lse, do,
+                                               True, None, 0, None, None)
+        for got, ref in zip((dq, dk, dv), refs):
+            assert rel(got, ref.grad) < TOL[torch.bfloat16]
+
+
 VARIANTS = [dict(), dict(causal=True), dict(causal=True, window=9),
             dict(causal=True, window=16, sink_tokens=4)]
 

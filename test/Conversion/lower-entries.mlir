@@ -4,7 +4,9 @@
 // tensor-core kernels only, not the seven every dynamic-D module holds:
 // with the scalar kernels for operands they do not take by default (an
 // export's), without them under `scalar-fallback=false` (the JIT's, which
-// compiles a program with them for such operands).
+// compiles a program with them for such operands). The D kernel zeroes
+// the dQ accumulator; the zero kernel runs only beside D's scalar loop, so
+// the JIT's program has none.
 // RUN: fa-opt %s --fa-lower-to-gpu="chip=sm_90a entries=forward" | FileCheck %s --check-prefix=FWD
 // RUN: fa-opt %s --fa-lower-to-gpu="chip=sm_90a entries=backward" | FileCheck %s --check-prefix=BWD
 // RUN: fa-opt %s --fa-lower-to-cpu="entries=forward" | FileCheck %s --check-prefix=CPU
@@ -23,8 +25,8 @@
 // BWD-NOT: attention_forward
 // BWD: llvm.func @_mlir_ciface_attention_backward
 // BWD-NOT: attention_forward
-// BWD: gpu.binary @attention_backward_row_dot
 // BWD: gpu.binary @attention_backward_wgmma_dq_zero
+// BWD: gpu.binary @attention_backward_row_dot
 // BWD: gpu.binary @attention_backward_wgmma_dk_dv_d128
 // BWD-NOT: _d{{(32|64|80|96|192|256)}}
 // BWD: gpu.binary @attention_backward_wgmma_dq_copy
@@ -36,9 +38,9 @@
 
 // ALL: gpu.binary @attention_forward_wgmma_d128
 // ALL: gpu.binary @attention_forward_kernel
+// ALL: gpu.binary @attention_backward_wgmma_dq_zero
 // ALL: gpu.binary @attention_backward_row_dot
 // ALL: gpu.binary @attention_backward_kernel
-// ALL: gpu.binary @attention_backward_wgmma_dq_zero
 // ALL: gpu.binary @attention_backward_wgmma_dk_dv_d128
 // ALL: gpu.binary @attention_backward_kernel_0
 // ALL: gpu.binary @attention_backward_wgmma_dq_copy
@@ -48,7 +50,9 @@
 // JIT-NOT: gpu.binary @attention_{{forward|backward}}_kernel
 // JIT: gpu.binary @attention_forward_wgmma_d128
 // JIT-NOT: gpu.binary @attention_{{forward|backward}}_kernel
+// JIT-NOT: attention_backward_wgmma_dq_zero
 // JIT: gpu.binary @attention_backward_row_dot
+// JIT-NOT: attention_backward_wgmma_dq_zero
 // JIT-NOT: gpu.binary @attention_{{forward|backward}}_kernel
 // JIT: gpu.binary @attention_backward_wgmma_dk_dv_d128
 // JIT-NOT: gpu.binary @attention_{{forward|backward}}_kernel

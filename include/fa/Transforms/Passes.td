@@ -135,8 +135,9 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
     both consumers put their dS^T tile in shared memory, each multiplies it
     by half of K's columns on wgmma, puts the f32 product in a shared tile
     and has TMA add it into an f32 accumulator
-    (cp.reduce.async.bulk.tensor), which a kernel zeroes before and one
-    scales into dq after (`_wgmma_dq_zero`, `_wgmma_dq_copy`); faster than
+    (cp.reduce.async.bulk.tensor), which the D kernel zeroes before
+    (`_row_dot`; `_wgmma_dq_zero` where D takes the scalar loop) and a
+    kernel scales into dq after (`_wgmma_dq_copy`); faster than
     dQ's own kernel at every causal and full shape measured, slower under
     some windows (bench/NOTES.md), so the tuner times both. Otherwise
     (`deterministic`, `dq-atomics=false`, or past D 128) dQ comes from a
