@@ -196,12 +196,11 @@ def measure(fn, warmup, reps, budget, predicted=None, settle=None):
 
 
 def settle_clocks(fn, seconds):
-    """Calls fn, each call waited for as cuda_ms waits, until `seconds` have
-    passed (WARMUP_SECONDS says why)."""
+    """Times fn by cuda_ms, untimed, until `seconds` have passed
+    (WARMUP_SECONDS says why)."""
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
-        fn()
-        torch.cuda.synchronize()
+        cuda_ms(fn)
 
 
 def int_list(text):

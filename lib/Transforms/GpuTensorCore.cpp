@@ -33,6 +33,12 @@ using tensor_core::KernelShape;
 
 namespace {
 
+/// The i1 `flag` negated.
+Value notOf(ImplicitLocOpBuilder &b, Value flag) {
+  return arith::XOrIOp::create(
+      b, flag, arith::ConstantIntOp::create(b, b.getI1Type(), 1));
+}
+
 struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   using Base::Base;
 
@@ -577,24 +583,16 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     }
     // The D kernel runs where the dQ kernel does not compute D (which
     // implies `ok`: o and dO suit its tiles).
-    Value rowDotKernel = ok;
-    if (rowDotInDq)
-      rowDotKernel = arith::AndIOp::create(
-          b, ok,
-          arith::XOrIOp::create(
-              b, rowDotInDq,
-              arith::ConstantIntOp::create(b, b.getI1Type(), 1)));
+    Value rowDotKernel =
+        rowDotInDq ? arith::AndIOp::create(b, ok, notOf(b, rowDotInDq)) : ok;
     // Where the spec fixes D in whole chunks, `ok` is the layout's alone.
     std::optional<int64_t> fixedD = staticHeadDim(d);
     bool layoutAlone = fixedD && *fixedD % chunk == 0;
     // Without scalar fallback there, an `ok` that fails stops the call
     // (kLayoutFallbackAttr), and the zero kernel would never run.
     if (accum && (scalarFallback || !layoutAlone)) {
-      Value zeroKernel = arith::AndIOp::create(
-          b, accum->used,
-          arith::XOrIOp::create(
-              b, rowDotKernel,
-              arith::ConstantIntOp::create(b, b.getI1Type(), 1)));
+      Value zeroKernel =
+          arith::AndIOp::create(b, accum->used, notOf(b, rowDotKernel));
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(
           scf::IfOp::create(b, zeroKernel, /*withElseRegion=*/false)
