@@ -102,6 +102,19 @@
 #                            (FA_AUTOTUNE=0) on build V (a: the bundle,
 #                            else device_overlay's /tmp/fa-V): its last line
 #                            in SUMMARY
+#   device_forward_checks V
+#                            device_forward_check on build V of each line
+#                            "DTYPE FA-RUN-ARGS..." on stdin (blank and "#"
+#                            lines skipped), 8 at once
+#   device_decode_parts V    decode_parts.py (the forty-second session's:
+#                            each kernel's time and the gaps of graph-
+#                            replayed decode steps) on build V, into SUMMARY
+#                            under "== parts V"
+#   device_clocks_start FILE / device_clocks_stop
+#                            nvidia-smi's SM and memory clocks, power,
+#                            temperature and throttle reasons every 20 ms
+#                            into FILE, until stopped (then gzipped into
+#                            $OUT)
 #   device_decode_rows LABEL V CSV BENCH_DECODE-ARGS...
 #                            bench_decode.py's rows (eager and graph
 #                            replays) on build V through device_python's
@@ -154,6 +167,38 @@ device_forward_check() {
   dir=$(device_build_dir "$v")
   echo "check $v $dtype $*: $(FA_CACHE_DIR=/tmp/c-fchk-$v FA_AUTOTUNE=0 LD_LIBRARY_PATH=$dir/lib \
     timeout 120 "$dir/bin/fa-run" "$@" --target gpu --dtype "$dtype" --check 2>&1 | tail -1)" >> "$DEVICE_SUMMARY"
+}
+
+device_forward_checks() {
+  local v=$1 n=0 dtype args
+  while read -r dtype args; do
+    case $dtype in '' | '#'*) continue ;; esac
+    n=$((n + 1))
+    # shellcheck disable=SC2086 # the line's words are fa-run's arguments
+    device_forward_check "$v" "$dtype" $args < /dev/null &
+    [ $((n % 8)) -ne 0 ] || wait
+  done
+  wait
+}
+
+device_decode_parts() {
+  local d
+  d=$(device_build_dir "$1")
+  echo "== parts $1" >> "$DEVICE_SUMMARY"
+  PYTHONPATH=$PY_DIR LD_LIBRARY_PATH=$d/lib FA_CACHE_DIR=/tmp/cp-$1 timeout 100 \
+    python3 bench/forty-second/decode_parts.py 2>&1 | grep -v -i warn >> "$DEVICE_SUMMARY"
+}
+
+device_clocks_start() {
+  DEVICE_CLOCKS=$1
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+    --format=csv -lms 20 > "$DEVICE_CLOCKS" 2>&1 &
+  DEVICE_CLOCKS_PID=$!
+}
+
+device_clocks_stop() {
+  kill "$DEVICE_CLOCKS_PID"
+  gzip -c "$DEVICE_CLOCKS" > "$OUT/$(basename "$DEVICE_CLOCKS").gz"
 }
 
 device_decode_rows() {

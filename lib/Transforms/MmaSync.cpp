@@ -646,152 +646,188 @@ private:
   }
 
   /// The merge of the split-KV forward's partials: a block per (query row,
-  /// head, batch), its threads over D. With m = max(max_s lse_s, sink),
+  /// head, batch). With m = max(max_s lse_s, sink),
   ///   o = sum_s e^(lse_s - m) o_s / l,  l = sum_s e^(lse_s - m) + e^(sink -
   ///   m), lse = m + ln l;
   /// a row no split saw (and no sink) gets o = 0 and lse = -inf, as the
-  /// forward gives it. Each sum runs in one fixed order for a given split
-  /// count, so the result does not depend on which block ran first. Thread
-  /// s holds split s's lse and weight (count <= kMaxKeySplits <= the
-  /// block's threads); m and l come from lane shuffles and one value per
-  /// warp. Every thread loads its columns of all the partials first (in
-  /// groups of 8 splits, up to the count), so the kernel waits on global
-  /// memory once, not once per group: a decode step's merge took 5-8 us of
-  /// a 33 us step at B 1 (bench/NOTES.md, thirty-fifth session).
+  /// forward gives it. The threads form `groups` groups of headDim / 4,
+  /// each thread one 16-byte quad of D's columns: group g takes splits g,
+  /// g + groups, ... (mergeSplitsPerThread at most), loads their lse and
+  /// its quad of their o up front (in chunks of kMergeLoads splits up to
+  /// the count, so the kernel waits on memory once), and merges them
+  /// against its own largest lse; group 0 then merges the groups' m, l
+  /// and O in group order, the sink logit joining once. Every sum runs in
+  /// one fixed order for a given split count, so the result does not
+  /// depend on which block ran first. A thread per split's lse and one
+  /// column per thread took 3.6-3.8 us a B 1 decode step (bench/NOTES.md,
+  /// fifty-third session): 64 scalar loads and a 64-term chain a thread.
   void emitSplitMerge(const ForwardArgs &args, const Dims &dims,
                       const SplitKv &split, StringRef kernelName) {
-    static_assert(tensor_core::kMaxKeySplits <= 32 * 4,
-                  "a thread per split's weight (blocks have 4 or 8 warps)");
-    constexpr int64_t kSplits = tensor_core::kMaxKeySplits;
-    constexpr int64_t kMergeLoads = 8;
-    static_assert(kSplits % kMergeLoads == 0, "whole groups of splits");
-    int64_t threads = 32 * warps;
-    int64_t columnsPerThread = (headDim + threads - 1) / threads;
-    auto weightsType = MemRefType::get({kSplits}, b.getF32Type(), AffineMap(),
-                                       workgroupSpace());
-    // One max and one sum per warp.
-    auto perWarpType = MemRefType::get({2, warps}, b.getF32Type(), AffineMap(),
-                                       workgroupSpace());
+    constexpr int64_t kMergeLoads = 4;
+    int64_t quads = headDim / 4;
+    int64_t groups = mergeGroups();
+    int64_t perThread = mergeSplitsPerThread();
+    assert(headDim % 4 == 0 && groups >= 1 && "whole quads, one group");
+    auto f32 = b.getF32Type();
+    auto quadF32 = VectorType::get({4}, f32);
+    // Each group's O (its quads side by side), and its m and l.
+    auto groupOutType = MemRefType::get({groups, headDim}, f32, AffineMap(),
+                                        workgroupSpace());
+    auto groupStatsType =
+        MemRefType::get({2, groups}, f32, AffineMap(), workgroupSpace());
+    Value o = withUnitStride(args.o);
     launchBlocks(
-        {dims.sq, dims.hq, dims.batch}, 0, {weightsType, perWarpType},
+        {dims.sq, dims.hq, dims.batch}, 0, {groupOutType, groupStatsType},
         kernelName, [&](gpu::LaunchOp launch) {
-          Value weights = launch.getWorkgroupAttributions()[0];
-          Value perWarp = launch.getWorkgroupAttributions()[1];
+          Value groupOut = launch.getWorkgroupAttributions()[0];
+          Value groupStats = launch.getWorkgroupAttributions()[1];
           Value row = blockCoord[0], head = blockCoord[1];
-          auto partialHead = [&](Value s) {
-            return add(mul(s, dims.hq), head);
-          };
+          // Threads past the last whole group (D 80, 96, 192) take group
+          // `groups`, which has no splits.
+          Value group = min(divi(tid, quads), idx(groups));
+          Value grouped = cmp(arith::CmpIPredicate::ult, group, idx(groups));
+          Value col = mul(remi(tid, quads), idx(4));
           Value last = sub(split.count, idx(1));
-          // This thread's columns of every partial o, loaded before anything
-          // waits.
-          SmallVector<Value> columns;
-          SmallVector<SmallVector<Value>> parts(columnsPerThread);
-          for (int64_t i = 0; i < columnsPerThread; ++i)
-            columns.push_back(
-                min(add(tid, idx(i * threads)), idx(headDim - 1)));
-          // In groups of kMergeLoads splits, a group past the count taking
-          // zeros instead (the count is the block's alike: no divergence).
-          for (int64_t g = 0; g < kSplits; g += kMergeLoads) {
-            auto group = scf::IfOp::create(
-                b,
-                SmallVector<Type>(columnsPerThread * kMergeLoads,
-                                  b.getF32Type()),
-                cmp(arith::CmpIPredicate::slt, idx(g), split.count),
+          auto splitOf = [&](int64_t i) {
+            return add(group, idx(i * groups));
+          };
+          SmallVector<Value> lse, parts;
+          for (int64_t c = 0; c < perThread; c += kMergeLoads) {
+            int64_t n = std::min(kMergeLoads, perThread - c);
+            SmallVector<Type> types(n, f32);
+            types.append(n, quadF32);
+            auto chunk = scf::IfOp::create(
+                b, types,
+                arith::AndIOp::create(b, grouped,
+                                      cmp(arith::CmpIPredicate::ult,
+                                          splitOf(c), split.count)),
                 /*withElseRegion=*/true);
             {
               OpBuilder::InsertionGuard guard(b);
-              b.setInsertionPointToStart(group.thenBlock());
-              SmallVector<Value> loaded;
-              for (Value c : columns)
-                for (int64_t u = g; u < g + kMergeLoads; ++u)
-                  loaded.push_back(memref::LoadOp::create(
-                      b, split.partialO,
-                      ValueRange{batchIdx, partialHead(min(idx(u), last)), row,
-                                 c}));
+              b.setInsertionPointToStart(chunk.thenBlock());
+              SmallVector<Value> loaded(2 * n);
+              for (int64_t u = 0; u < n; ++u) {
+                Value s = min(splitOf(c + u), last);
+                Value partialHead = add(mul(s, dims.hq), head);
+                SmallVector<Value, 3> at = {batchIdx, partialHead, row};
+                loaded[u] = memref::LoadOp::create(b, split.partialLse, at);
+                loaded[n + u] = vector::LoadOp::create(
+                    b, quadF32, split.partialO,
+                    ValueRange{batchIdx, partialHead, row, col},
+                    /*nontemporal=*/false, llvm::Align(16));
+              }
               scf::YieldOp::create(b, loaded);
-              b.setInsertionPointToStart(group.elseBlock());
-              scf::YieldOp::create(b,
-                                   SmallVector<Value>(loaded.size(), flt(0.0)));
+              b.setInsertionPointToStart(chunk.elseBlock());
+              SmallVector<Value> none(n, negInf());
+              none.append(n, zeroQuad());
+              scf::YieldOp::create(b, none);
             }
-            for (int64_t i = 0; i < columnsPerThread; ++i)
-              for (int64_t u = 0; u < kMergeLoads; ++u)
-                parts[i].push_back(group.getResult(i * kMergeLoads + u));
+            for (int64_t u = 0; u < n; ++u) {
+              // A split past the count in a chunk that began below it.
+              Value mine = cmp(arith::CmpIPredicate::ult, splitOf(c + u),
+                               split.count);
+              lse.push_back(select(mine, chunk.getResult(u), negInf()));
+              parts.push_back(chunk.getResult(n + u));
+            }
           }
-          Value mine = cmp(arith::CmpIPredicate::slt, tid, split.count);
-          Value lse = select(
-              mine,
-              memref::LoadOp::create(
-                  b, split.partialLse,
-                  ValueRange{batchIdx, partialHead(min(tid, last)), row}),
-              negInf());
+          // This thread's splits against their largest lse (0 where none
+          // saw a key: every weight is then 0).
+          Value m = lse.front();
+          for (Value x : ArrayRef<Value>(lse).drop_front())
+            m = fmax(m, x);
+          Value base = finiteOr(m, flt(0.0));
+          Value l = flt(0.0), out = zeroQuad();
+          for (auto [x, part] : llvm::zip(lse, parts)) {
+            Value w = math::ExpOp::create(b, fsub(x, base));
+            l = fadd(l, w);
+            out = math::FmaOp::create(
+                b, vector::BroadcastOp::create(b, quadF32, w), part, out);
+          }
+          {
+            auto writer = scf::IfOp::create(b, grouped, false);
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(writer.thenBlock());
+            vector::StoreOp::create(b, out, groupOut, ValueRange{group, col});
+            auto first = scf::IfOp::create(
+                b, cmp(arith::CmpIPredicate::eq, col, idx(0)), false);
+            b.setInsertionPointToStart(first.thenBlock());
+            memref::StoreOp::create(b, m, groupStats,
+                                    ValueRange{idx(0), group});
+            memref::StoreOp::create(b, l, groupStats,
+                                    ValueRange{idx(1), group});
+          }
+          gpu::BarrierOp::create(b);
+          auto merger = scf::IfOp::create(
+              b, cmp(arith::CmpIPredicate::ult, tid, idx(quads)), false);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(merger.thenBlock());
           Value sink = args.sinks ? Value(memref::LoadOp::create(
                                         b, args.sinks, ValueRange{head}))
                                   : negInf();
-          // op over the block's values x (one a thread), then with `with`.
-          auto blockReduce = [&](Value x, int64_t which, Value with,
-                                 llvm::function_ref<Value(Value, Value)> op) {
-            x = laneReduce(x, 32, op);
-            auto writer = scf::IfOp::create(
-                b, cmp(arith::CmpIPredicate::eq, lane, idx(0)), false);
-            {
-              OpBuilder::InsertionGuard guard(b);
-              b.setInsertionPointToStart(writer.thenBlock());
-              memref::StoreOp::create(b, x, perWarp,
-                                      ValueRange{idx(which), warp});
-            }
-            gpu::BarrierOp::create(b);
-            Value out = with;
-            for (int64_t w = 0; w < warps; ++w)
-              out = op(out, memref::LoadOp::create(
-                                b, perWarp, ValueRange{idx(which), idx(w)}));
-            return out;
-          };
-          auto max = [&](Value x, Value y) { return fmax(x, y); };
-          auto sum = [&](Value x, Value y) { return fadd(x, y); };
-          Value m = blockReduce(lse, 0, sink, max);
-          // Every term is 0 when m is -inf: no split saw a key. A NaN m (a
-          // NaN sink logit) is not that: o and lse come out NaN.
-          Value seen =
-              arith::CmpFOp::create(b, arith::CmpFPredicate::UGT, m, negInf());
-          Value base = select(seen, m, flt(0.0));
-          auto weight = [&](Value x) {
-            return math::ExpOp::create(b, fsub(x, base));
-          };
-          Value w = select(mine, weight(lse), flt(0.0));
-          auto writer = scf::IfOp::create(
-              b, cmp(arith::CmpIPredicate::slt, tid, idx(kSplits)), false);
-          {
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPointToStart(writer.thenBlock());
-            memref::StoreOp::create(b, w, weights, ValueRange{tid});
+          SmallVector<Value> groupM;
+          Value top = sink;
+          for (int64_t g = 0; g < groups; ++g) {
+            groupM.push_back(memref::LoadOp::create(
+                b, groupStats, ValueRange{idx(0), idx(g)}));
+            top = fmax(top, groupM.back());
           }
-          Value l = blockReduce(w, 1, weight(sink), sum);
-          Value inv =
-              select(seen, arith::DivFOp::create(b, flt(1.0), l), flt(0.0));
-          for (int64_t i = 0; i < columnsPerThread; ++i) {
-            Value o = flt(0.0);
-            for (int64_t u = 0; u < kSplits; ++u)
-              o = fadd(o, fmul(memref::LoadOp::create(b, weights, idx(u)),
-                               parts[i][u]));
-            auto inRange =
-                scf::IfOp::create(b,
-                                  cmp(arith::CmpIPredicate::slt,
-                                      add(tid, idx(i * threads)), idx(headDim)),
-                                  false);
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPointToStart(inRange.thenBlock());
-            memref::StoreOp::create(
-                b, toElement(fmul(o, inv)), args.o,
-                ValueRange{batchIdx, head, row, columns[i]});
+          // Every term is 0 when top is -inf: no split saw a key. A NaN
+          // top (a NaN sink logit) is not that: o and lse come out NaN.
+          Value seen = arith::CmpFOp::create(b, arith::CmpFPredicate::UGT,
+                                             top, negInf());
+          Value topBase = select(seen, top, flt(0.0));
+          Value total = math::ExpOp::create(b, fsub(sink, topBase));
+          Value merged = zeroQuad();
+          for (int64_t g = 0; g < groups; ++g) {
+            Value factor = math::ExpOp::create(b, fsub(groupM[g], topBase));
+            Value groupL = memref::LoadOp::create(b, groupStats,
+                                                  ValueRange{idx(1), idx(g)});
+            total = math::FmaOp::create(b, factor, groupL, total);
+            Value part = vector::LoadOp::create(b, quadF32, groupOut,
+                                                ValueRange{idx(g), col});
+            merged = math::FmaOp::create(
+                b, vector::BroadcastOp::create(b, quadF32, factor), part,
+                merged);
           }
+          Value inv = select(seen, arith::DivFOp::create(b, flt(1.0), total),
+                             flt(0.0));
+          Value scaled = arith::MulFOp::create(
+              b, merged, vector::BroadcastOp::create(b, quadF32, inv));
+          if (!element.isF32())
+            scaled = arith::TruncFOp::create(
+                b, VectorType::get({4}, element), scaled);
+          // Four elements: 8 bytes of bf16 or f16, 16 of f32.
+          vector::StoreOp::create(
+              b, scaled, o, ValueRange{batchIdx, head, row, col},
+              /*nontemporal=*/false,
+              llvm::Align(element.getIntOrFloatBitWidth() / 2));
           auto rowWriter = scf::IfOp::create(
               b, cmp(arith::CmpIPredicate::eq, tid, idx(0)), false);
-          OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(rowWriter.thenBlock());
-          Value total = fadd(m, math::LogOp::create(b, l));
-          memref::StoreOp::create(b, select(seen, total, negInf()), args.lse,
+          Value rowLse = fadd(top, math::LogOp::create(b, total));
+          memref::StoreOp::create(b, select(seen, rowLse, negInf()), args.lse,
                                   ValueRange{batchIdx, head, row});
         });
+  }
+
+  /// The split merge's groups of threads (headDim / 4 each, one per quad of
+  /// D) and the splits each thread takes at most.
+  int64_t mergeGroups() const {
+    return std::max<int64_t>(32 * warps / (headDim / 4), 1);
+  }
+  int64_t mergeSplitsPerThread() const {
+    return llvm::divideCeil(tensor_core::kMaxKeySplits, mergeGroups());
+  }
+  Value zeroQuad() {
+    return arith::ConstantOp::create(
+        b, cast<TypedAttr>(
+               b.getZeroAttr(VectorType::get({4}, b.getF32Type()))));
+  }
+  /// x where it is finite or NaN, else `otherwise` (an lse of -inf).
+  Value finiteOr(Value x, Value otherwise) {
+    return select(
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, x, negInf()),
+        otherwise, x);
   }
 
   /// S = Q K^T against the key tile at n0 held in `keyTile` (masked when

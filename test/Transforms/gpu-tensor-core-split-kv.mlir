@@ -93,23 +93,28 @@
 // CHECK: vector.store %{{.*}}, %[[PO]]
 // CHECK: memref.store %{{.*}}, %[[PL]]
 // CHECK: gpu.terminator
-// The merge: a block per (row, head, batch); every partial o of the
-// thread's column (64: kMaxKeySplits, in groups of 8 up to the count) loaded
-// before the lse, then m and l by lane shuffles and one value per warp, a
-// weight per split in shared memory, the sink logit joining once.
-// CHECK: gpu.launch {{.*}} module(@gqa_forward_split_kv_d64_merge) function(@gqa_forward_split_kv_d64_merge) workgroup(%[[W:[a-z0-9_]+]] : memref<64xf32, #gpu.address_space<workgroup>>, %[[PW:[a-z0-9_]+]] : memref<2x4xf32, #gpu.address_space<workgroup>>)
-// CHECK-COUNT-64: memref.load %[[PO]]
-// CHECK-NOT: memref.load %[[PO]]
-// CHECK: memref.load %[[PL]]
-// CHECK: memref.load %arg3
-// CHECK: gpu.shuffle xor
-// CHECK: memref.store %{{.*}}, %[[PW]]
-// CHECK: gpu.barrier
+// The merge: a block per (row, head, batch), its threads 8 groups of the
+// 16 quads of D. Group g loads the lse and its quad of o of splits g, g +
+// 8, ... (8 a thread: kMaxKeySplits / 8, in two chunks of 4 up to the
+// count) before merging them against its own largest lse; group 0 then
+// merges the groups' m, l and O in group order, the sink logit joining
+// once.
+// CHECK: gpu.launch {{.*}} module(@gqa_forward_split_kv_d64_merge) function(@gqa_forward_split_kv_d64_merge) workgroup(%[[GO:[a-z0-9_]+]] : memref<8x64xf32, #gpu.address_space<workgroup>>, %[[GS:[a-z0-9_]+]] : memref<2x8xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[GROUP:[0-9]+]] = arith.minsi %{{.*}}, %c8 : index
+// CHECK: scf.if
+// CHECK-COUNT-4: vector.load %[[PO]]{{.*}} {alignment = 16 : i64}
+// CHECK: scf.if
+// CHECK-COUNT-4: vector.load %[[PO]]
+// CHECK-NOT: vector.load %[[PO]]
 // CHECK: math.exp
-// CHECK: memref.store %{{.*}}, %[[W]]
-// CHECK: gpu.shuffle xor
+// CHECK: vector.store %{{.*}}, %[[GO]][%[[GROUP]],
+// CHECK: memref.store %{{.*}}, %[[GS]][%c0, %[[GROUP]]]
+// CHECK: memref.store %{{.*}}, %[[GS]][%c1, %[[GROUP]]]
 // CHECK: gpu.barrier
-// CHECK: memref.store %{{.*}}, %[[O:[a-z0-9_]+]][
+// CHECK: memref.load %arg3
+// CHECK-COUNT-8: memref.load %[[GS]][%c0,
+// CHECK: math.exp
+// CHECK: vector.store %{{.*}}, %[[O:[a-z0-9_]+]][
 // CHECK-SAME: memref<?x32x?x64xbf16
 // CHECK: math.log
 // CHECK: memref.store %{{.*}}, %arg5
