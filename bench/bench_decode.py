@@ -1,5 +1,5 @@
-"""Decode steps through fa.decode: one (or a few) query rows per sequence
-against KV caches filled to a length per sequence. Reports GB/s of the bytes
+"""Decode steps through fa.decode: one (or a few: --query-lengths) query
+rows per sequence against KV caches filled to a length per sequence. Reports GB/s of the bytes
 a step must move (the K/V rows each sequence's mask lets it see, plus q and
 o) beside the device-to-device copy's bandwidth, and SDPA's where it runs the
 same step (uniform lengths, no sinks, no window); fa's step also captured in
@@ -10,6 +10,7 @@ python3 bench/bench_decode.py [--quick] [--csv FILE]
 """
 import argparse
 import csv
+import itertools
 import statistics
 import sys
 import time
@@ -60,6 +61,11 @@ def main():
                         "(default: all): " + ", ".join(m[0] for m in MODELS))
     parser.add_argument("--batches", help="comma-separated batch sizes")
     parser.add_argument("--caches", help="comma-separated cache lengths")
+    parser.add_argument("--query-lengths", default="1",
+                        help="comma-separated query rows per sequence (a "
+                        "speculative step's drafts plus one; causal within "
+                        "them, bottom-right aligned); SDPA runs at 1 only, "
+                        "where its causal mask and fa's agree")
     parser.add_argument("--csv")
     parser.add_argument("--time-limit", type=float, default=float("inf"),
                         help="start no row after this many seconds")
@@ -81,89 +87,94 @@ def main():
     peak = copy_gbps()
     print(f"device-to-device copy: {peak:.0f} GB/s (read + write); "
           f"{torch.cuda.get_device_name()}", flush=True)
+    query_lengths = [int(x) for x in args.query_lengths.split(",")]
     rows = []
     torch.manual_seed(0)
     for name, hq, hkv, d, window, learnable in models:
-        for b in batches:
-            for cache in caches:
-                if 4 * b * hkv * cache * d > MAX_CACHE_BYTES:
-                    continue
-                if time.monotonic() - began > args.time_limit:
-                    print("time limit: rows left out", flush=True)
-                    break
-                q = torch.randn(b, hq, 1, d, device="cuda",
-                                dtype=torch.bfloat16)
-                k, v = (torch.randn(b, hkv, cache, d, device="cuda",
-                                    dtype=torch.bfloat16) for _ in range(2))
-                sinks = torch.randn(hq, device="cuda") if learnable else None
-                if args.ragged:
-                    lengths = torch.randint(cache // 2, cache + 1, (b,),
-                                            dtype=torch.int32)
-                else:
-                    lengths = torch.full((b,), cache, dtype=torch.int32)
-                seen = lengths.clamp(max=window) if window else lengths
-                nbytes = 2 * (2 * hkv * d * int(seen.sum()) + 2 * b * hq * d)
-                lengths = lengths.cuda()
-                # Unchecked lengths (clamped in the kernels): the check
-                # would synchronise every step.
-                step = lambda: fa.decode(q, k, v, cache_seqlens=lengths,
-                                         sinks=sinks, window=window,
-                                         check_lengths=False)
-                if args.append:
-                    k_new, v_new = (torch.randn(b, hkv, 1, d, device="cuda",
-                                                dtype=torch.bfloat16)
-                                    for _ in range(2))
-                    before = lengths - 1
-                    plain = step
+        for b, cache, sq in itertools.product(batches, caches, query_lengths):
+            if 4 * b * hkv * cache * d > MAX_CACHE_BYTES:
+                continue
+            if time.monotonic() - began > args.time_limit:
+                print("time limit: rows left out", flush=True)
+                break
+            q = torch.randn(b, hq, sq, d, device="cuda",
+                            dtype=torch.bfloat16)
+            k, v = (torch.randn(b, hkv, cache, d, device="cuda",
+                                dtype=torch.bfloat16) for _ in range(2))
+            sinks = torch.randn(hq, device="cuda") if learnable else None
+            if args.ragged:
+                lengths = torch.randint(cache // 2, cache + 1, (b,),
+                                        dtype=torch.int32)
+            else:
+                lengths = torch.full((b,), cache, dtype=torch.int32)
+            # Under a window the rows see its last keys and those of the
+            # rows after the first.
+            seen = lengths.clamp(max=window + sq - 1) if window else lengths
+            nbytes = 2 * (2 * hkv * d * int(seen.sum()) +
+                          2 * b * hq * sq * d)
+            lengths = lengths.cuda()
+            # Unchecked lengths (clamped in the kernels): the check
+            # would synchronise every step.
+            step = lambda: fa.decode(q, k, v, cache_seqlens=lengths,
+                                     sinks=sinks, window=window,
+                                     check_lengths=False)
+            if args.append:
+                k_new, v_new = (torch.randn(b, hkv, sq, d, device="cuda",
+                                            dtype=torch.bfloat16)
+                                for _ in range(2))
+                before = lengths - sq
+                plain = step
 
-                    def copy_then_step():
-                        k[:, :, cache - 1:].copy_(k_new)
-                        v[:, :, cache - 1:].copy_(v_new)
-                        plain()
-                    step = lambda: fa.decode(
-                        q, k, v, cache_seqlens=before, k_new=k_new,
-                        v_new=v_new, sinks=sinks, window=window,
-                        check_lengths=False)
-                ms = queued_ms(step)
-                # The same step captured in a CUDA graph and replayed: the
-                # kernels' time without the Python host's.
-                try:
-                    graph = torch.cuda.CUDAGraph()
-                    with torch.cuda.graph(graph):
-                        step()
-                    graph_ms = queued_ms(graph.replay)
-                except RuntimeError as e:  # said, and the row goes on
-                    print(f"graph capture failed: {e}", flush=True)
-                    graph_ms = float("nan")
-                if args.append:
-                    graph = torch.cuda.CUDAGraph()
-                    with torch.cuda.graph(graph):
-                        copy_then_step()
-                    copy_ms = queued_ms(graph.replay)
-                row = dict(model=name, batch=b, cache=cache,
-                           ragged=args.ragged, fa_us=ms * 1e3,
-                           fa_gbps=nbytes / ms / 1e6,
-                           fa_of_copy=nbytes / ms / 1e6 / peak,
-                           fa_graph_us=graph_ms * 1e3,
-                           fa_graph_gbps=nbytes / graph_ms / 1e6)
-                line = (f"{name:20s} B {b:4d} cache {cache:6d}: fa "
-                        f"{ms * 1e3:8.1f} us {row['fa_gbps']:6.0f} GB/s "
-                        f"({row['fa_of_copy']:.0%} of copy); graph "
-                        f"{graph_ms * 1e3:8.1f} us "
-                        f"{row['fa_graph_gbps']:6.0f} GB/s "
-                        f"({nbytes / graph_ms / 1e6 / peak:.0%})")
-                if args.append:
-                    row.update(copies_then_step_graph_us=copy_ms * 1e3)
-                    line += f" | 2 copies + step, graph {copy_ms * 1e3:8.1f} us"
-                if not learnable and not window and not args.ragged:
-                    sdpa = queued_ms(lambda: F.scaled_dot_product_attention(
-                        q, k, v, enable_gqa=True))
-                    row.update(sdpa_us=sdpa * 1e3,
-                               sdpa_gbps=nbytes / sdpa / 1e6)
-                    line += (f" | sdpa {sdpa * 1e3:8.1f} us "
-                             f"{row['sdpa_gbps']:6.0f} GB/s")
-                print(line, flush=True)
-                rows.append(row)
+                def copy_then_step():
+                    k[:, :, cache - sq:].copy_(k_new)
+                    v[:, :, cache - sq:].copy_(v_new)
+                    plain()
+                step = lambda: fa.decode(
+                    q, k, v, cache_seqlens=before, k_new=k_new,
+                    v_new=v_new, sinks=sinks, window=window,
+                    check_lengths=False)
+            ms = queued_ms(step)
+            # The same step captured in a CUDA graph and replayed: the
+            # kernels' time without the Python host's.
+            try:
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph):
+                    step()
+                graph_ms = queued_ms(graph.replay)
+            except RuntimeError as e:  # said, and the row goes on
+                print(f"graph capture failed: {e}", flush=True)
+                graph_ms = float("nan")
+            if args.append:
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph):
+                    copy_then_step()
+                copy_ms = queued_ms(graph.replay)
+            row = dict(model=name, batch=b, cache=cache, queries=sq,
+                       ragged=args.ragged, fa_us=ms * 1e3,
+                       fa_gbps=nbytes / ms / 1e6,
+                       fa_of_copy=nbytes / ms / 1e6 / peak,
+                       fa_graph_us=graph_ms * 1e3,
+                       fa_graph_gbps=nbytes / graph_ms / 1e6)
+            line = (f"{name:20s} B {b:4d} cache {cache:6d}"
+                    f"{f' q {sq:2d}' if sq > 1 else ''}: fa "
+                    f"{ms * 1e3:8.1f} us {row['fa_gbps']:6.0f} GB/s "
+                    f"({row['fa_of_copy']:.0%} of copy); graph "
+                    f"{graph_ms * 1e3:8.1f} us "
+                    f"{row['fa_graph_gbps']:6.0f} GB/s "
+                    f"({nbytes / graph_ms / 1e6 / peak:.0%})")
+            if args.append:
+                row.update(copies_then_step_graph_us=copy_ms * 1e3)
+                line += f" | 2 copies + step, graph {copy_ms * 1e3:8.1f} us"
+            if not learnable and not window and not args.ragged and \
+                    sq == 1:
+                sdpa = queued_ms(lambda: F.scaled_dot_product_attention(
+                    q, k, v, enable_gqa=True))
+                row.update(sdpa_us=sdpa * 1e3,
+                           sdpa_gbps=nbytes / sdpa / 1e6)
+                line += (f" | sdpa {sdpa * 1e3:8.1f} us "
+                         f"{row['sdpa_gbps']:6.0f} GB/s")
+            print(line, flush=True)
+            rows.append(row)
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=sorted(
