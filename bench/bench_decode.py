@@ -84,10 +84,13 @@ def main():
         if unknown:
             parser.error(f"--models: no model named {sorted(unknown)}")
         models = [m for m in MODELS if m[0] in wanted]
+    query_lengths = [int(x) for x in args.query_lengths.split(",")]
+    if min(query_lengths) < 1:
+        parser.error(f"--query-lengths: each at least 1, got "
+                     f"{args.query_lengths}")
     peak = copy_gbps()
     print(f"device-to-device copy: {peak:.0f} GB/s (read + write); "
           f"{torch.cuda.get_device_name()}", flush=True)
-    query_lengths = [int(x) for x in args.query_lengths.split(",")]
     rows = []
     torch.manual_seed(0)
     for name, hq, hkv, d, window, learnable in models:
