@@ -869,12 +869,19 @@ static bool takesSplitKvKernels(Operation *compute,
     sinkTokens = tokens.getInt();
   int64_t group = hq / hkv, headDim = args[0].sizes[3];
   bool paged = op && op.getBlockTable(), appends = op && op.getKNew();
+  auto headsDynamic = [&](unsigned operand) {
+    auto type = dyn_cast<ShapedType>(compute->getOperand(operand).getType());
+    return !type || !type.hasRank() || type.isDynamicDim(1);
+  };
+  bool maskedDynamicHeads = (window || sinkTokens) &&
+                            (headsDynamic(0) || headsDynamic(1));
   return tensor_core::takesSplitKv(
       tensor_core::forwardKeySplitsOf(
           tensor_core::IntegerOps(), batch, sq, group, hkv, sk, window,
           sinkTokens, kRows, kKeys, sms,
           tensor_core::splitKvBlocksPerSmOf(tensor_core::IntegerOps(), headDim,
-                                            paged, appends)),
+                                            paged, appends,
+                                            maskedDynamicHeads)),
       sq, group, headDim);
 }
 

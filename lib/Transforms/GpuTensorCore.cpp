@@ -369,16 +369,18 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// row see).
   Value keySplits(ImplicitLocOpBuilder &b, const Variant &variant,
                   const TileBuilder::Dims &dims, Value d, bool paged,
-                  bool appends) {
+                  bool appends, bool dynamicHeads) {
     TileBuilder t(b, b.getF32Type(), splitKvBlockN());
     Value sms = tensor_core::multiprocessorCount(b);
+    bool maskedDynamicHeads = variant.windowOrSinkTokens() && dynamicHeads;
     // The split kernel's blocks hold a kv head's group of query heads
     // (MmaSync.cpp, packedGroupRows), 16 rows per warp.
     return tensor_core::forwardKeySplitsOf(
         t.indexOps(), dims.batch, dims.sq, dims.group, dims.hkv, dims.sk,
         variant.window, variant.sinkTokens, 16 * forwardWarps,
         splitKvBlockN(), sms,
-        tensor_core::splitKvBlocksPerSmOf(t.indexOps(), d, paged, appends));
+        tensor_core::splitKvBlocksPerSmOf(t.indexOps(), d, paged, appends,
+                                          maskedDynamicHeads));
   }
 
   /// Decode-like shapes (query blocks fewer than the SMs, many keys each;
@@ -393,8 +395,12 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     TileBuilder t(b, b.getF32Type(), blockN);
     TileBuilder::Dims dims =
         t.pagedDims(t.attentionDims(args.q, args.k), args.blockTable, args.k);
+    auto headsDynamic = [](Value memref) {
+      return cast<MemRefType>(memref.getType()).isDynamicDim(1);
+    };
     Value splits =
-        keySplits(b, variant, dims, d, bool(args.blockTable), bool(args.kNew));
+        keySplits(b, variant, dims, d, bool(args.blockTable), bool(args.kNew),
+                  headsDynamic(args.q) || headsDynamic(args.k));
     // (A block's 16 * forwardWarps rows are at least kPackedGroupRows.)
     Value split = arith::AndIOp::create(
         b, layoutOk,

@@ -124,6 +124,15 @@
 // CHECK: } else {
 // CHECK: function(@gqa_forward_mma_d64)
 
+// A window over head counts the spec leaves dynamic holds one split block
+// an SM fewer at D 64 (2, not 3: ptxas gives it more registers; the
+// count is TensorCoreLimits.h's splitKvBlocksPerSmOf).
+// CHECK-LABEL: func.func @swa_forward(
+// CHECK: %[[SWASMS:[0-9]+]] = call @faMultiprocessorCount() : () -> i32
+// CHECK: %[[SWASMSIDX:[0-9]+]] = arith.index_cast %[[SWASMS]] : i32 to index
+// CHECK: arith.muli %[[SWASMSIDX]], %c2 : index
+// CHECK: function(@swa_forward_split_kv_d64)
+
 // OFF-LABEL: func.func @gqa_forward(
 // OFF-NOT: faMultiprocessorCount
 // OFF-NOT: split_kv
@@ -145,5 +154,16 @@ fa.kernel @gqa {
         : (tensor<?x32x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<32xf32>)
         -> (tensor<?x32x?x64xbf16>, tensor<?x32x?xf32>)
     return %o, %lse : tensor<?x32x?x64xbf16>, tensor<?x32x?xf32>
+  }
+}
+
+fa.kernel @swa {
+  func.func @forward(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>,
+                     %v: tensor<?x?x?x64xbf16>)
+      -> (tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>) {
+    %o, %lse = fa.attention %q, %k, %v mask causal window 4096
+        : (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>)
+        -> (tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>)
+    return %o, %lse : tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>
   }
 }

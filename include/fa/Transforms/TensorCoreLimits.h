@@ -325,19 +325,25 @@ inline constexpr int64_t kSplitKvMinBlockN = 64;
 /// checks it): 4 at D 32 (3 appending new keys: 130 registers), 3 at D 64
 /// (162 registers: 3 blocks' worth of the 64K register file), 2 above
 /// (169 at D 80, 234-255 at D 128); a paged cache 3 at D 32 and 2 above
-/// (187 registers at D 64). Not forced with `.minnctapersm`: held to 3
-/// blocks, the D 64 sliding-window kernel spilled 24 bytes that it does
-/// not spill unasked at the same 168 registers.
+/// (187 registers at D 64). A window or sink tokens over head counts the
+/// spec leaves dynamic (swa.mlir, streaming.mlir; `maskedDynamicHeads`)
+/// hold one block fewer up to D 64: 3 at D 32, 2 at D 64 (fixed heads, as
+/// fa.decode's and the Python API's specs have them, keep 4 and 3). Not
+/// forced with `.minnctapersm`: held to 3 blocks, the D 64 sliding-window
+/// kernel spilled 24 bytes that it does not spill unasked at the same 168
+/// registers.
 template <typename Ops, typename Num>
 constexpr Num splitKvBlocksPerSmOf(const Ops &ops, Num headDim, bool paged,
-                                   bool appends) {
+                                   bool appends, bool maskedDynamicHeads) {
   if (paged)
     return ops.select(ops.lessEqual(headDim, ops.constant(32)), ops.constant(3),
                       ops.constant(2));
+  int64_t fewer = maskedDynamicHeads ? 1 : 0;
   return ops.select(
-      ops.lessEqual(headDim, ops.constant(32)), ops.constant(appends ? 3 : 4),
-      ops.select(ops.lessEqual(headDim, ops.constant(64)), ops.constant(3),
-                 ops.constant(2)));
+      ops.lessEqual(headDim, ops.constant(32)),
+      ops.constant(appends || maskedDynamicHeads ? 3 : 4),
+      ops.select(ops.lessEqual(headDim, ops.constant(64)),
+                 ops.constant(3 - fewer), ops.constant(2)));
 }
 /// Its blocks double-buffer their K/V tiles (a decode block is bound by its
 /// loads) in up to this much shared memory, which every GPU from sm_80 on
@@ -449,15 +455,18 @@ static_assert(
     keySplits(8, 2048, 132, 3) == 49 && keySplits(8, 2048, 132, 2) == 33 &&
     keySplits(1, 100, 132, 3) == 25 && keySplits(132, 100, 132, 3) == 1 &&
     keySplits(10, 8, 132, 3) == 2 && keySplits(10, 800, 0, 3) == 1 &&
-    splitKvBlocksPerSmOf(IntegerOps(), int64_t(32), false, false) == 4 &&
-    splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), false, false) == 3 &&
-    splitKvBlocksPerSmOf(IntegerOps(), int64_t(80), false, false) == 2 &&
-    splitKvBlocksPerSmOf(IntegerOps(), int64_t(32), false, true) == 3 &&
-    splitKvBlocksPerSmOf(IntegerOps(), int64_t(128), false, false) == 2 &&
-    splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), false, true) == 3 &&
-    splitKvBlocksPerSmOf(IntegerOps(), int64_t(80), false, true) == 2 &&
-    splitKvBlocksPerSmOf(IntegerOps(), int64_t(32), true, true) == 3 &&
-    splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), true, false) == 2 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(32), false, false, false) == 4 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), false, false, false) == 3 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(80), false, false, false) == 2 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(32), false, true, false) == 3 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(128), false, false, false) == 2 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), false, true, false) == 3 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(80), false, true, false) == 2 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(32), true, true, false) == 3 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), true, false, false) == 2 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(32), false, false, true) == 3 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(64), false, false, true) == 2 &&
+    splitKvBlocksPerSmOf(IntegerOps(), int64_t(80), false, false, true) == 2 &&
     takesSplitKv(1, 1, 8, 128) && !takesSplitKv(1, 1000, 1, 128));
 /// A boundary key tile's mask for one query row, as bounds on the offsets
 /// c in [0, width) of a lane's keys j = base + c within the tile: key j is
