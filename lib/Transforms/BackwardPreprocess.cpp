@@ -206,7 +206,6 @@ public:
   }
 
 private:
-  static VectorType quadType(Type type) { return VectorType::get({4}, type); }
   /// The warps' sums of blockSum, in shared memory.
   Type warpSumsType() {
     return MemRefType::get({kPreprocessWarps}, b.getF32Type(), AffineMap(),
@@ -277,9 +276,7 @@ private:
   }
   /// Four f32 zeros into the f32 buffer `accum` at `at`.
   void storeZeros(Value accum, ValueRange at) {
-    Value zeros = arith::ConstantOp::create(
-        b, DenseElementsAttr::get(quadType(b.getF32Type()), 0.0f));
-    vector::StoreOp::create(b, zeros, accum, at, /*nontemporal=*/false,
+    vector::StoreOp::create(b, zeroQuad(), accum, at, /*nontemporal=*/false,
                             llvm::Align(16));
   }
 

@@ -33,12 +33,6 @@ using tensor_core::KernelShape;
 
 namespace {
 
-/// The i1 `flag` negated.
-Value notOf(ImplicitLocOpBuilder &b, Value flag) {
-  return arith::XOrIOp::create(
-      b, flag, arith::ConstantIntOp::create(b, b.getI1Type(), 1));
-}
-
 struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   using Base::Base;
 
@@ -589,8 +583,9 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     }
     // The D kernel runs where the dQ kernel does not compute D (which
     // implies `ok`: o and dO suit its tiles).
+    TileBuilder t(b, b.getF32Type(), blockN);
     Value rowDotKernel =
-        rowDotInDq ? arith::AndIOp::create(b, ok, notOf(b, rowDotInDq)) : ok;
+        rowDotInDq ? arith::AndIOp::create(b, ok, t.notOf(rowDotInDq)) : ok;
     // Where the spec fixes D in whole chunks, `ok` is the layout's alone.
     std::optional<int64_t> fixedD = staticHeadDim(d);
     bool layoutAlone = fixedD && *fixedD % chunk == 0;
@@ -598,7 +593,7 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     // (kLayoutFallbackAttr), and the zero kernel would never run.
     if (accum && (scalarFallback || !layoutAlone)) {
       Value zeroKernel =
-          arith::AndIOp::create(b, accum->used, notOf(b, rowDotKernel));
+          arith::AndIOp::create(b, accum->used, t.notOf(rowDotKernel));
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(
           scf::IfOp::create(b, zeroKernel, /*withElseRegion=*/false)

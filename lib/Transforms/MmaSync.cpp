@@ -543,8 +543,7 @@ private:
       // Warp 0 holds the merged rows; the others' copies of them are stale.
       Value stale = arith::AndIOp::create(
           b, keySplit, cmp(arith::CmpIPredicate::ne, warp, idx(0)));
-      Value stores = arith::XOrIOp::create(
-          b, stale, arith::ConstantIntOp::create(b, b.getI1Type(), 1));
+      Value stores = notOf(stale);
       b.setInsertionPointToStart(
           scf::IfOp::create(b, stores, false).thenBlock());
     }
@@ -589,10 +588,7 @@ private:
       for (Value x : ArrayRef<Value>(m).drop_front())
         top = fmaxnum(top, x);
       // Rows no warp saw a key of keep m = -inf (and l = 0).
-      Value base =
-          select(arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, top,
-                                       negInf()),
-                 flt(0.0), top);
+      Value base = finiteOr(top, flt(0.0));
       SmallVector<Value, 4> factor;
       for (Value x : m)
         factor.push_back(exp2Ftz(fsub(x, base)));
@@ -669,7 +665,7 @@ private:
     int64_t perThread = mergeSplitsPerThread();
     assert(headDim % 4 == 0 && groups >= 1 && "whole quads, one group");
     auto f32 = b.getF32Type();
-    auto quadF32 = VectorType::get({4}, f32);
+    auto quadF32 = quadType(f32);
     // Each group's O (its quads side by side), and its m and l.
     auto groupOutType = MemRefType::get({groups, headDim}, f32, AffineMap(),
                                         workgroupSpace());
@@ -794,8 +790,7 @@ private:
           Value scaled = arith::MulFOp::create(
               b, merged, vector::BroadcastOp::create(b, quadF32, inv));
           if (!element.isF32())
-            scaled = arith::TruncFOp::create(
-                b, VectorType::get({4}, element), scaled);
+            scaled = arith::TruncFOp::create(b, quadType(element), scaled);
           // Four elements: 8 bytes of bf16 or f16, 16 of f32.
           vector::StoreOp::create(
               b, scaled, o, ValueRange{batchIdx, head, row, col},
@@ -817,11 +812,6 @@ private:
   }
   int64_t mergeSplitsPerThread() const {
     return llvm::divideCeil(tensor_core::kMaxKeySplits, mergeGroups());
-  }
-  Value zeroQuad() {
-    return arith::ConstantOp::create(
-        b, cast<TypedAttr>(
-               b.getZeroAttr(VectorType::get({4}, b.getF32Type()))));
   }
   /// x where it is finite or NaN, else `otherwise` (an lse of -inf).
   Value finiteOr(Value x, Value otherwise) {

@@ -429,6 +429,13 @@ protected:
   Value treeReduce(SmallVector<Value> values,
                    llvm::function_ref<Value(Value, Value)> op);
   Value xori(Value x, Value y) { return arith::XOrIOp::create(b, x, y); }
+  /// Four values of `type` side by side (a 16-byte quad of f32), and four
+  /// f32 zeros.
+  static VectorType quadType(Type type) { return VectorType::get({4}, type); }
+  Value zeroQuad() {
+    return arith::ConstantOp::create(
+        b, cast<TypedAttr>(b.getZeroAttr(quadType(b.getF32Type()))));
+  }
   Value divi(Value x, int64_t d) {
     return arith::DivUIOp::create(b, x, idx(d));
   }

@@ -282,11 +282,12 @@ public:
   mlir::Value maskedWhere(mlir::Value ok, mlir::Value maskWhen) {
     if (!maskWhen)
       return ok;
-    return mlir::arith::OrIOp::create(
-        b, ok,
-        mlir::arith::XOrIOp::create(
-            b, maskWhen,
-            mlir::arith::ConstantIntOp::create(b, b.getI1Type(), 1)));
+    return mlir::arith::OrIOp::create(b, ok, notOf(maskWhen));
+  }
+  /// The i1 `flag` negated.
+  mlir::Value notOf(mlir::Value flag) {
+    return mlir::arith::XOrIOp::create(
+        b, flag, mlir::arith::ConstantIntOp::create(b, b.getI1Type(), 1));
   }
   /// The rows or keys of the tile at `start` (`block` of them) in a range
   /// that ends at `hi`: the whole tile where phaseTiles runs it unmasked,
