@@ -1,0 +1,65 @@
+"""SASS of the wgmma forward kernels without a GPU: compiles each spec's
+forward at fixed head dims (fa-compile, as the JIT does: bf16, sm_90a, no
+split-KV or scalar kernels), assembles it with the local ptxas, disassembles
+it with nvdisasm, and prints each loop of more than 100 instructions (a
+backward branch) with its size and instruction mix, and the HGMMA shapes.
+
+nvdisasm and cuobjdump are not in the local CUDA; PyPI has them:
+  pip download nvidia-cuda-nvdisasm --no-deps -d /tmp/nvd
+  (cd /tmp/nvd && unzip -o -q nvidia_cuda_nvdisasm*.whl)
+Usage (from the repository root):
+  python3 bench/fifty-seventh/sass_loops.py NVDISASM SPEC D[,D...]
+"""
+import collections
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "test",
+                                "fa-compile", "Inputs"))
+from ptxas_spills import fa_compile_modules, fixed_head_dim  # noqa: E402
+
+PTXAS = "/usr/local/cuda/bin/ptxas"
+INSTRUCTION = re.compile(r"^\s+/\*[0-9a-f]{4}\*/\s+(@!?U?P\w+\s+)?([A-Z0-9]+)")
+
+
+def loops(sass):
+    lines = sass.splitlines()
+    labels = {m.group(1): i for i, l in enumerate(lines)
+              if (m := re.match(r"^(\.L_x_\d+):", l))}
+    for i, line in enumerate(lines):
+        m = re.search(r"BRA `\((\.L_x_\d+)\)", line)
+        if m and labels.get(m.group(1), len(lines)) < i:
+            body = [INSTRUCTION.match(x) for x in lines[labels[m.group(1)]:i + 1]]
+            ops = collections.Counter(b.group(2) for b in body if b)
+            if sum(ops.values()) > 100:
+                yield m.group(1), sum(ops.values()), ops
+
+
+def main():
+    nvdisasm, spec, dims = sys.argv[1:4]
+    text = open(os.path.join("kernels_spec", spec + ".mlir")).read()
+    with tempfile.TemporaryDirectory() as tmp:
+        for d in dims.split(","):
+            path = os.path.join(tmp, f"{spec}_{d}.mlir")
+            open(path, "w").write(fixed_head_dim(text, d))
+            for kernel, ptx in fa_compile_modules("build/bin/fa-compile", path):
+                if not re.search(r"_forward_wgmma_d\d+$", kernel):
+                    continue
+                open(os.path.join(tmp, "k.ptx"), "w").write(ptx)
+                subprocess.run([PTXAS, "-arch=sm_90a", os.path.join(tmp, "k.ptx"),
+                                "-o", os.path.join(tmp, "k.cubin")], check=True)
+                sass = subprocess.run([nvdisasm, "-c", os.path.join(tmp, "k.cubin")],
+                                      check=True, capture_output=True,
+                                      text=True).stdout
+                shapes = collections.Counter(re.findall(r"HGMMA\.(\w+)\.", sass))
+                print(f"{kernel}: HGMMA {dict(shapes)}")
+                for label, size, ops in loops(sass):
+                    mix = " ".join(f"{op} {n}" for op, n in ops.most_common(10))
+                    print(f"  loop {label}: {size} instructions: {mix}")
+
+
+if __name__ == "__main__":
+    main()
