@@ -21,44 +21,17 @@ echo "checks done (${SECONDS}s)" >> $S
 device_build_compare 2 "a m" swa:1,32,8,1,32768,64 swa:1,32,8,1,32768,32 \
   streaming:1,32,8,1,32768,64 streaming:1,32,8,1,32768,32 swa:2,32,8,1,65536,64
 echo "decode done (${SECONDS}s)" >> $S
-# (2) D 80's knobs, mha 4x16x4k (bench_gpu.py's S 4k rows), FA_AUTOTUNE=0
+# (2) D 80's knobs, mha and causal 4x16x4k (bench_gpu.py's S 4k rows),
+# FA_AUTOTUNE=0, one round; then ncu at the table's configs. (The call ran
+# these steps written out, before device.sh's device_knobs and
+# device_ncu_forward; its limit stopped it before the ncu.)
 KNOBS=("80 --wgmma-groups 3 --mma-block-n 112" "80 --wgmma-groups 3 --mma-block-n 96"
        "80 --wgmma-groups 2 --mma-block-n 128" "80 --wgmma-groups 2 --mma-block-n 160"
        "80 --wgmma-groups 2 --mma-block-n 192" "64 --wgmma-groups 3 --mma-block-n 128"
        "64 --wgmma-groups 3 --mma-block-n 112" "96 --wgmma-groups 2 --mma-block-n 128")
-for spec in mha causal; do
-  for k in "${KNOBS[@]}"; do
-    set -- $k
-    d=$1; shift
-    DEVICE_CACHE_DIR=/tmp/c-k device_fa_run 200 $spec 4,16,16,4096,4096,$d "$@" > /dev/null 2>&1 &
-  done
-  wait
-done
-echo "knobs compiled (${SECONDS}s)" >> $S
-for round in 1; do
-  for spec in mha causal; do
-    for k in "${KNOBS[@]}"; do
-      set -- $k
-      d=$1; shift
-      echo "$spec D$d $*: $(DEVICE_CACHE_DIR=/tmp/c-k device_tflops $spec 4,16,16,4096,4096,$d "$@") (${SECONDS}s)" >> $S
-    done
-  done
-done
-ncu_forward() {
-  local name=$1 kernel=$2 spec=$3 shape=$4
-  FA_CACHE_DIR=/tmp/c-table FA_AUTOTUNE=table timeout 150 ncu --section SpeedOfLight \
-    --section WarpStateStats --section SourceCounters --section SchedulerStats \
-    --section InstructionStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
-    --metrics sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,sm__issue_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum \
-    --kernel-name "regex:$kernel" --launch-count 1 -f -o "/tmp/$name" \
-    "$R" "kernels_spec/$spec.mlir" --target gpu --dtype bf16 --shape "$shape" > "/tmp/$name.log" 2>&1
-  ncu -i "/tmp/$name.ncu-rep" --page details --print-details all >> "/tmp/$name.log" 2>&1
-  ncu -i "/tmp/$name.ncu-rep" --page source --csv --print-source sass > "/tmp/$name-sass.csv" 2>&1
-  echo "$name $(grep -E 'Pipe Tensor Cycles|Duration|Issue Slots Busy|inst_executed.sum|pipe_xu' "/tmp/$name.log" | head -6 | tr -s ' ' | tr '\n' ' ') (${SECONDS}s)" >> $S
-  tar -czf "$OUT/$name.tar.gz" -C /tmp "$name.log" "$name-sass.csv"
-}
-ncu_forward ncu-mha-d80 mha_forward_wgmma_d80$ mha 4,16,16,4096,4096,80
-ncu_forward ncu-mha-d64 mha_forward_wgmma_d64$ mha 4,16,16,4096,4096,64
-ncu_forward ncu-mha-d96 mha_forward_wgmma_d96$ mha 4,16,16,4096,4096,96
+device_knobs 1 4,16,16,4096,4096 "${KNOBS[@]/#/mha }" "${KNOBS[@]/#/causal }"
+device_ncu_forward ncu-mha-d80 mha_forward_wgmma_d80$ mha 4,16,16,4096,4096,80
+device_ncu_forward ncu-mha-d64 mha_forward_wgmma_d64$ mha 4,16,16,4096,4096,64
+device_ncu_forward ncu-mha-d96 mha_forward_wgmma_d96$ mha 4,16,16,4096,4096,96
 echo "done (${SECONDS}s)" >> $S
 cat $S

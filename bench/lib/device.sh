@@ -95,6 +95,18 @@
 #                            and the stall samples per SASS instruction
 #                            (CSV) into $OUT/NAME.tar.gz, duration and
 #                            tensor-pipe use in SUMMARY
+#   device_ncu_forward NAME KERNEL SPEC SHAPE
+#                            ncu of one launch of the kernel matching KERNEL
+#                            in fa-run's forward of SPEC at SHAPE on the
+#                            shipped table's configs (R's build): device_ncu's
+#                            sections, the instruction statistics and compute
+#                            workload, and the tensor, issue and XU (MUFU)
+#                            pipes' use and the warp instructions in SUMMARY
+#   device_knobs ROUNDS SHAPE "SPEC D [FLAGS...]"...
+#                            device_tflops of each SPEC at SHAPE,D (SHAPE:
+#                            B,Hq,Hkv,Sq,Sk) with its FLAGS, all compiled at
+#                            once first, then timed one after another, ROUNDS
+#                            times, a line each in SUMMARY
 #   device_fwd_tflops SPEC SHAPE [FLAGS...]
 #                            device_tflops's first fwd_tflops=N, or the error
 #   device_forward_check V DTYPE FA-RUN-ARGS...
@@ -289,6 +301,40 @@ device_ncu() {
   ncu -i "/tmp/$name.ncu-rep" --page source --csv --print-source sass > "/tmp/$name-sass.csv" 2>&1
   echo "$name $(grep -E 'Pipe Tensor Cycles|Duration' "/tmp/$name.log" | head -2 | tr -s ' ' | tr '\n' ' ') (${SECONDS}s)" >> "$DEVICE_SUMMARY"
   tar -czf "$OUT/$name.tar.gz" -C /tmp "$name.log" "$name-sass.csv"
+}
+
+device_ncu_forward() {
+  local name=$1 kernel=$2 spec=$3 shape=$4
+  FA_CACHE_DIR=/tmp/c-table FA_AUTOTUNE=table timeout 150 ncu --section SpeedOfLight \
+    --section WarpStateStats --section SourceCounters --section SchedulerStats \
+    --section InstructionStats --section ComputeWorkloadAnalysis \
+    --metrics sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,sm__issue_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum \
+    --kernel-name "regex:$kernel" --launch-count 1 -f -o "/tmp/$name" \
+    "$R" "kernels_spec/$spec.mlir" --target gpu --dtype bf16 --shape "$shape" > "/tmp/$name.log" 2>&1
+  ncu -i "/tmp/$name.ncu-rep" --page details --print-details all >> "/tmp/$name.log" 2>&1
+  ncu -i "/tmp/$name.ncu-rep" --page source --csv --print-source sass > "/tmp/$name-sass.csv" 2>&1
+  echo "$name $(grep -E 'Pipe Tensor Cycles|Duration|Issue Slots Busy|inst_executed.sum|pipe_xu' "/tmp/$name.log" | head -6 | tr -s ' ' | tr '\n' ' ') (${SECONDS}s)" >> "$DEVICE_SUMMARY"
+  tar -czf "$OUT/$name.tar.gz" -C /tmp "$name.log" "$name-sass.csv"
+}
+
+device_knobs() {
+  local rounds=$1 shape=$2 round k knobs
+  shift 2
+  knobs=("$@") # `set --` below takes each knob line's words
+  for k in "${knobs[@]}"; do
+    # shellcheck disable=SC2086 # a knob line's words: spec, head dim, flags
+    set -- $k
+    DEVICE_CACHE_DIR=/tmp/c-k device_fa_run 200 "$1" "$shape,$2" "${@:3}" > /dev/null 2>&1 &
+  done
+  wait
+  echo "knobs compiled (${SECONDS}s)" >> "$DEVICE_SUMMARY"
+  for round in $(seq "$rounds"); do
+    for k in "${knobs[@]}"; do
+      # shellcheck disable=SC2086
+      set -- $k
+      echo "$1 D$2 ${*:3}: $(DEVICE_CACHE_DIR=/tmp/c-k device_tflops "$1" "$shape,$2" "${@:3}") (${SECONDS}s)" >> "$DEVICE_SUMMARY"
+    done
+  done
 }
 
 device_fwd_tflops() {
