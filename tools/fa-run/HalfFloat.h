@@ -75,6 +75,13 @@ inline uint16_t fromDouble(double x, Format format) {
 
 /// The value of `h`'s bits in `format`, exactly.
 inline double toDouble(uint16_t h, Format format) {
+  if (format.exponentBits == 8) {
+    // bf16 is float's upper half.
+    uint32_t bits = uint32_t(h) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
   const int mb = format.mantissaBits;
   const int maxExponent = (1 << format.exponentBits) - 1;
   const int bias = (1 << (format.exponentBits - 1)) - 1;
