@@ -1,5 +1,4 @@
-"""SASS of the wgmma forward kernels without a GPU: compiles each spec's
-forward at fixed head dims (fa-compile, as the JIT does: bf16, sm_90a, no
+"""SASS of fa's kernels without a GPU: compiles a spec at fixed head dims (fa-compile, as the JIT does: bf16, sm_90a, no
 split-KV or scalar kernels), assembles it with the local ptxas, disassembles
 it with nvdisasm, and prints each loop of more than 100 instructions (a
 backward branch) with its size and instruction mix, and the HGMMA shapes.
@@ -8,7 +7,10 @@ nvdisasm and cuobjdump are not in the local CUDA; PyPI has them:
   pip download nvidia-cuda-nvdisasm --no-deps -d /tmp/nvd
   (cd /tmp/nvd && unzip -o -q nvidia_cuda_nvdisasm*.whl)
 Usage (from the repository root):
-  python3 bench/fifty-seventh/sass_loops.py NVDISASM SPEC D[,D...]
+  python3 bench/fifty-seventh/sass_loops.py [--kernels REGEX] NVDISASM SPEC D[,D...]
+--kernels takes the kernels whose names REGEX matches (re.search) in place
+of the wgmma forwards (`_forward_wgmma_d<D>$`), e.g.
+'_backward_wgmma_dk_dv_d[0-9]+$' for the dK/dV kernel.
 """
 import collections
 import os
@@ -39,23 +41,31 @@ def loops(sass):
 
 
 def main():
-    nvdisasm, spec, dims = sys.argv[1:4]
+    args = sys.argv[1:]
+    kernels = r"_forward_wgmma_d\d+$"
+    if args[0] == "--kernels":
+        kernels, args = args[1], args[2:]
+    nvdisasm, spec, dims = args[:3]
     text = open(os.path.join("kernels_spec", spec + ".mlir")).read()
     with tempfile.TemporaryDirectory() as tmp:
         for d in dims.split(","):
             path = os.path.join(tmp, f"{spec}_{d}.mlir")
             open(path, "w").write(fixed_head_dim(text, d))
             for kernel, ptx in fa_compile_modules("build/bin/fa-compile", path):
-                if not re.search(r"_forward_wgmma_d\d+$", kernel):
+                if not re.search(kernels, kernel):
                     continue
                 open(os.path.join(tmp, "k.ptx"), "w").write(ptx)
-                subprocess.run([PTXAS, "-arch=sm_90a", os.path.join(tmp, "k.ptx"),
-                                "-o", os.path.join(tmp, "k.cubin")], check=True)
+                report = subprocess.run(
+                    [PTXAS, "-arch=sm_90a", "-v", os.path.join(tmp, "k.ptx"),
+                     "-o", os.path.join(tmp, "k.cubin")],
+                    check=True, capture_output=True, text=True).stderr
+                spills = re.search(r"(\d+) bytes spill stores", report)
                 sass = subprocess.run([nvdisasm, "-c", os.path.join(tmp, "k.cubin")],
                                       check=True, capture_output=True,
                                       text=True).stdout
                 shapes = collections.Counter(re.findall(r"HGMMA\.(\w+)\.", sass))
-                print(f"{kernel}: HGMMA {dict(shapes)}")
+                print(f"{kernel}: {spills.group(1)} bytes spill stores, "
+                      f"HGMMA {dict(shapes)}")
                 for label, size, ops in loops(sass):
                     mix = " ".join(f"{op} {n}" for op, n in ops.most_common(10))
                     print(f"  loop {label}: {size} instructions: {mix}")
