@@ -310,7 +310,7 @@ HostTensor randomTensor(fa::DType dtype, std::vector<int64_t> sizes,
     int64_t end = std::min(n, (chunk + 1) * kChunk);
     for (int64_t i = chunk * kChunk; i < end; i += 2) {
       double r = stddev * std::sqrt(-2.0 * std::log(gen.uniform()));
-      double angle = 2.0 * M_PI * gen.uniform();
+      double angle = 2.0 * llvm::numbers::pi * gen.uniform();
       t.set(i, r * std::cos(angle));
       if (i + 1 < end)
         t.set(i + 1, r * std::sin(angle));
