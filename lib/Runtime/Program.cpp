@@ -873,15 +873,14 @@ static bool takesSplitKvKernels(Operation *compute,
     auto type = dyn_cast<ShapedType>(compute->getOperand(operand).getType());
     return !type || !type.hasRank() || type.isDynamicDim(1);
   };
-  bool maskedDynamicHeads = (window || sinkTokens) &&
-                            (headsDynamic(0) || headsDynamic(1));
   return tensor_core::takesSplitKv(
       tensor_core::forwardKeySplitsOf(
           tensor_core::IntegerOps(), batch, sq, group, hkv, sk, window,
           sinkTokens, kRows, kKeys, sms,
-          tensor_core::splitKvBlocksPerSmOf(tensor_core::IntegerOps(), headDim,
-                                            paged, appends,
-                                            maskedDynamicHeads)),
+          tensor_core::splitKvBlocksPerSmOf(
+              tensor_core::IntegerOps(), headDim, paged, appends,
+              tensor_core::splitKvMaskedDynamicHeads(
+                  window, sinkTokens, headsDynamic(0) || headsDynamic(1)))),
       sq, group, headDim);
 }
 

@@ -366,15 +366,16 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                   bool appends, bool dynamicHeads) {
     TileBuilder t(b, b.getF32Type(), splitKvBlockN());
     Value sms = tensor_core::multiprocessorCount(b);
-    bool maskedDynamicHeads = variant.windowOrSinkTokens() && dynamicHeads;
     // The split kernel's blocks hold a kv head's group of query heads
     // (MmaSync.cpp, packedGroupRows), 16 rows per warp.
     return tensor_core::forwardKeySplitsOf(
         t.indexOps(), dims.batch, dims.sq, dims.group, dims.hkv, dims.sk,
         variant.window, variant.sinkTokens, 16 * forwardWarps,
         splitKvBlockN(), sms,
-        tensor_core::splitKvBlocksPerSmOf(t.indexOps(), d, paged, appends,
-                                          maskedDynamicHeads));
+        tensor_core::splitKvBlocksPerSmOf(
+            t.indexOps(), d, paged, appends,
+            tensor_core::splitKvMaskedDynamicHeads(
+                variant.window, variant.sinkTokens, dynamicHeads)));
   }
 
   /// Decode-like shapes (query blocks fewer than the SMs, many keys each;

@@ -175,7 +175,9 @@ struct HostTensor {
   std::vector<int64_t> sizes;
   std::vector<uint8_t> bytes;
 
-  HostTensor(fa::DType dtype, std::vector<int64_t> sizes)
+  /// NaN-poisoned (poison) unless `poisoned` is false, for a caller that
+  /// writes every element itself.
+  HostTensor(fa::DType dtype, std::vector<int64_t> sizes, bool poisoned = true)
       : dtype(dtype), sizes(std::move(sizes)) {
     // Sizes from --shape multiply past int64 easily: checked here, so that
     // a wrapped count never sizes a tensor that the kernel then overruns.
@@ -189,7 +191,8 @@ struct HostTensor {
       die("--shape: a host tensor of sizes [" + joinSizes(this->sizes, ", ") +
           "] has more bytes than 2^63");
     bytes.resize(byteCount);
-    poison();
+    if (poisoned)
+      poison();
   }
   int64_t numel() const {
     int64_t n = 1;
@@ -300,7 +303,7 @@ struct SplitMix64 {
 /// of fa-run's time at decode shapes (two caches of 134M elements).
 HostTensor randomTensor(fa::DType dtype, std::vector<int64_t> sizes,
                         std::mt19937_64 &rng, double stddev = 1.0) {
-  HostTensor t(dtype, std::move(sizes));
+  HostTensor t(dtype, std::move(sizes), /*poisoned=*/false);
   const uint64_t seed = rng();
   const int64_t n = t.numel();
   constexpr int64_t kChunk = int64_t(1) << 20; // even: values come in pairs

@@ -338,12 +338,19 @@ constexpr Num splitKvBlocksPerSmOf(const Ops &ops, Num headDim, bool paged,
   if (paged)
     return ops.select(ops.lessEqual(headDim, ops.constant(32)), ops.constant(3),
                       ops.constant(2));
-  int64_t fewer = maskedDynamicHeads ? 1 : 0;
   return ops.select(
       ops.lessEqual(headDim, ops.constant(32)),
       ops.constant(appends || maskedDynamicHeads ? 3 : 4),
       ops.select(ops.lessEqual(headDim, ops.constant(64)),
-                 ops.constant(3 - fewer), ops.constant(2)));
+                 ops.constant(maskedDynamicHeads ? 2 : 3), ops.constant(2)));
+}
+/// splitKvBlocksPerSmOf's `maskedDynamicHeads`, for the host code and the
+/// runtime alike: a window or sink tokens, and head counts the spec leaves
+/// dynamic (in q or k).
+inline constexpr bool splitKvMaskedDynamicHeads(std::optional<int64_t> window,
+                                                int64_t sinkTokens,
+                                                bool dynamicHeads) {
+  return (window || sinkTokens > 0) && dynamicHeads;
 }
 /// Its blocks double-buffer their K/V tiles (a decode block is bound by its
 /// loads) in up to this much shared memory, which every GPU from sm_80 on
