@@ -132,7 +132,18 @@ Value TensorCoreEmitter::dynamicShared() {
 void TensorCoreEmitter::setUpThread(gpu::LaunchOp launch,
                                     ArrayRef<Value> extents) {
   tid = launch.getThreadIds().x;
+  // With uniformWarpIndex, the warp's index through lane 0's copy
+  // (shfl.sync.idx): ptxas then knows it is the same across the warp and
+  // keeps what derives from it (warpgroup, tile and descriptor addresses)
+  // in uniform registers.
   warp = divi(tid, 32);
+  if (uniformWarpIndex)
+    warp = arith::IndexCastUIOp::create(
+        b, b.getIndexType(),
+        gpu::ShuffleOp::create(
+            b, arith::IndexCastUIOp::create(b, b.getI32Type(), warp), 0, 32,
+            gpu::ShuffleMode::IDX)
+            .getShuffleResult());
   lane = remi(tid, 32);
   quadRank = divi(lane, 4); // g
   quadTid = remi(lane, 4);  // t

@@ -163,6 +163,13 @@ protected:
               llvm::function_ref<SmallVector<Value>(bool)> build);
   // Per-thread values, set up at the top of the kernel.
   Value tid, warp, lane, quadRank, quadTid, batchIdx, kvHead;
+  /// Whether setUpThread takes the warp index through lane 0's copy, so
+  /// that ptxas keeps its derived addresses in uniform registers: the
+  /// wgmma forward's, but for its wide producers (three stages, or more
+  /// than two TMA boxes a row) and D 256, where it spilled 4-12 bytes, as
+  /// the backward's kernels did 8-72 (ptxas 13.0). Its tile loops run
+  /// 2-6% fewer instructions at D 64 and 128.
+  bool uniformWarpIndex = false;
   /// This block's point of its launch's extents (launchBlocks).
   std::array<Value, 3> blockCoord;
   /// The entry block of the kernel being built.

@@ -35,6 +35,7 @@ public:
         persistent(persistent) {
     wideProducer =
         wgmmaForwardWideProducer(headDim, columnBlocks(), shape.kvStages);
+    uniformWarpIndex = !wideProducer && headDim < 256;
   }
 
   /// Launches the forward kernel for this head dim, named `kernelName`,

@@ -390,6 +390,10 @@
 // THREE: nvvm.setmaxregister  increase 160
 // THREE: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
 // THREE: in ({{.*}} = %c512{{.*}}) dynamic_shared_memory_size %c115824_i32 module(@gqa_forward_wgmma_d64)
+// The warp index through lane 0's copy, so that ptxas keeps what derives
+// from it in uniform registers; not for D 80's wide producer (it spilled).
+// THREE: gpu.shuffle  idx %{{.*}}, %c0_i32{{.*}}, %c32_i32 : i32
+// THREE-NOT: gpu.shuffle  idx
 // THREE: in ({{.*}} = %c512{{.*}}) dynamic_shared_memory_size %c103512_i32 module(@gqa_forward_wgmma_d80)
 // THREE: nvvm.setmaxregister  increase 160
 // THREE: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 112, k = 16>
