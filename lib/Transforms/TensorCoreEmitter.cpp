@@ -605,7 +605,7 @@ void TensorCoreEmitter::onlineSoftmax(const Variant &variant, const Dims &dims,
                                       Value keyHi,
                                       MutableArrayRef<SmallVector<Value, 4>> s,
                                       std::array<Value, 2> *deferredAlpha,
-                                      Value maskWhen) {
+                                      Value maskWhen, Value *warpRescales) {
   int64_t nTiles = s.size();
   // The scale is positive (the verifier says so), so the row max commutes
   // with scaling: scores stay unscaled and exp2(s * scale - m) is one FMA
@@ -628,6 +628,7 @@ void TensorCoreEmitter::onlineSoftmax(const Variant &variant, const Dims &dims,
       s[nt][e] = scores[nt * 4 + e];
 
   // Online softmax of rows g (e = 0, 1) and g + 8 (e = 2, 3).
+  Value moves; // lazy: whether this thread's rows moved their m
   for (int64_t r = 0; r < 2; ++r) {
     auto max = [&](Value x, Value y) { return fmaxnum(x, y); };
     SmallVector<Value> row;
@@ -637,6 +638,15 @@ void TensorCoreEmitter::onlineSoftmax(const Variant &variant, const Dims &dims,
     rowMax = fmul(rowMax, scaleLog2);
     Value mOld = loadState(state.stats, r);
     Value mNew = fmaxnum(mOld, rowMax);
+    if (warpRescales) {
+      // Lazy: m moves only past the threshold (ordered: a row still empty,
+      // -inf - -inf, does not move; its first visible tile, inf, does).
+      Value move = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
+                                         fsub(mNew, mOld),
+                                         flt(kLazyRescaleLog2));
+      mNew = select(move, mNew, mOld);
+      moves = moves ? arith::OrIOp::create(b, moves, move) : move;
+    }
     // A row with nothing visible yet keeps m = -inf; subtract 0 then so
     // exp2(-inf - -inf) never makes a NaN.
     Value isEmpty =
@@ -659,6 +669,10 @@ void TensorCoreEmitter::onlineSoftmax(const Variant &variant, const Dims &dims,
     else
       rescaleRow(state, r, alpha);
   }
+  if (warpRescales)
+    *warpRescales = NVVM::VoteSyncOp::create(
+        b, b.getI1Type(), arith::ConstantIntOp::create(b, b.getI32Type(), -1),
+        moves, NVVM::VoteSyncKind::any);
 }
 
 void TensorCoreEmitter::rescaleRow(const State &state, int64_t r, Value alpha) {

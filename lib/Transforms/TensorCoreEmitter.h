@@ -602,13 +602,22 @@ protected:
   /// tile at n0 (masked when `keyHi` is set; with `maskWhen`, an i1, only
   /// where it holds): leaves P in `s`, with the row statistics rescaled,
   /// and O too unless `deferredAlpha` is given: then it receives each
-  /// row's factor, for rescaleRow once O may be touched.
+  /// row's factor, for rescaleRow once O may be touched. With
+  /// `warpRescales` (beside `deferredAlpha`), the rescale is lazy: a row
+  /// keeps its m until a tile's max passes it by more than
+  /// kLazyRescaleLog2, and `warpRescales` receives whether any row of the
+  /// warp moved its m (an i1 the warp agrees on), without which every
+  /// factor is 1 and O needs no rescaleRow.
   void onlineSoftmax(const Variant &variant, const Dims &dims,
                      const State &state, Value scaleLog2, ArrayRef<Value> rowOf,
                      Value n0, Value keyHi,
                      MutableArrayRef<SmallVector<Value, 4>> s,
                      std::array<Value, 2> *deferredAlpha = nullptr,
-                     Value maskWhen = Value());
+                     Value maskWhen = Value(), Value *warpRescales = nullptr);
+  /// How far (in base-2 logits) a tile's max may pass a row's m before a
+  /// lazy rescale moves it: P then reaches 2^8, which P's 16-bit types and
+  /// l and O's f32 hold with room to spare (FlashAttention-4's threshold).
+  static constexpr double kLazyRescaleLog2 = 8.0;
   /// O's row g (r = 0) or g + 8 (r = 1) times `alpha`.
   void rescaleRow(const State &state, int64_t r, Value alpha);
 

@@ -402,8 +402,9 @@ private:
     release(at, kKeys, slot);
     SmallVector<SmallVector<Value, 4>> s = accumulatorTiles(scoreAcc, blockN);
     std::array<Value, 2> alpha;
+    Value rescales;
     onlineSoftmax(step.variant, step.dims, step.state, step.scaleLog2,
-                  step.rowOf, n0, keyHi, s, &alpha, maskWhen);
+                  step.rowOf, n0, keyHi, s, &alpha, maskWhen, &rescales);
     storeP(s, step.pBuffer);
     waitGroups(0);
     {
@@ -412,6 +413,13 @@ private:
       b.setInsertionPointToStart(afterFirst.thenBlock());
       release(at, kValues, prevSlot);
     }
+    // The lazy rescale's factors are all 1 unless a row of the warp moved
+    // its m: O's D / 2 multiplies a thread, about one instruction in
+    // fourteen of the tile's at D 64, run only then. (O is not in flight
+    // here: every P V was waited for above.)
+    auto moved = scf::IfOp::create(b, rescales, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(moved.thenBlock());
     for (int64_t r = 0; r < 2; ++r)
       rescaleRow(step.state, r, alpha[r]);
   }

@@ -416,8 +416,16 @@
 // PIPE: nvvm.wgmma.commit.group.sync.aligned
 // PIPE: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c256_i32
 // PIPE: nvvm.wgmma.wait.group.sync.aligned 1
+// The lazy rescale: m moves past 8 (base-2 logits) only, and O's rows are
+// rescaled under a branch the warp agrees on, once the P V is waited for.
+// PIPE: arith.cmpf ogt, %{{.*}}, %cst{{.*}} : f32
 // PIPE: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// PIPE: %[[MOVES:.*]] = nvvm.vote.sync  any %c-1_i32, %{{.*}} -> i1
 // PIPE: nvvm.wgmma.wait.group.sync.aligned 0
+// PIPE: scf.if %[[MOVES]] {
+// PIPE-NEXT: %{{.*}} = arith.constant 0 : index
+// PIPE-NEXT: %[[O0:.*]] = memref.load %{{.*}} : memref<16xf32>
+// PIPE-NEXT: arith.mulf %{{.*}}, %[[O0]] : f32
 // PIPE: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 // PIPE: nvvm.wgmma.wait.group.sync.aligned 0
 // PIPE: module(@gqa_forward_wgmma_d64)
