@@ -305,12 +305,13 @@ device_ncu() {
 
 device_ncu_forward() {
   local name=$1 kernel=$2 spec=$3 shape=$4
+  shift 4
   FA_CACHE_DIR=/tmp/c-table FA_AUTOTUNE=table timeout 150 ncu --section SpeedOfLight \
     --section WarpStateStats --section SourceCounters --section SchedulerStats \
     --section InstructionStats --section ComputeWorkloadAnalysis \
     --metrics sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,sm__issue_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum \
     --kernel-name "regex:$kernel" --launch-count 1 -f -o "/tmp/$name" \
-    "$R" "kernels_spec/$spec.mlir" --target gpu --dtype bf16 --shape "$shape" > "/tmp/$name.log" 2>&1
+    "$R" "kernels_spec/$spec.mlir" --target gpu --dtype bf16 "$@" --shape "$shape" > "/tmp/$name.log" 2>&1
   ncu -i "/tmp/$name.ncu-rep" --page details --print-details all >> "/tmp/$name.log" 2>&1
   ncu -i "/tmp/$name.ncu-rep" --page source --csv --print-source sass > "/tmp/$name-sass.csv" 2>&1
   echo "$name $(grep -E 'Pipe Tensor Cycles|Duration|Issue Slots Busy|inst_executed.sum|pipe_xu' "/tmp/$name.log" | head -6 | tr -s ' ' | tr '\n' ' ') (${SECONDS}s)" >> "$DEVICE_SUMMARY"

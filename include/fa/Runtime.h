@@ -97,9 +97,10 @@ struct CompileOptions {
   /// where they fit).
   int64_t mmaKvStages = 0;
   /// The wgmma forward's consumer schedule: "pipelined" (tile t's softmax
-  /// under tile t - 1's P V, the consumers taking turns) or "serial" (each
-  /// tile's softmax between its two GEMMs).
-  std::string wgmmaSchedule = "pipelined";
+  /// under tile t - 1's P V, the consumers taking turns), "serial" (each
+  /// tile's softmax between its two GEMMs), or "auto" (the compiler's
+  /// choice by head dim and mask).
+  std::string wgmmaSchedule = "auto";
   /// The tensor-core forwards and the wgmma backward (and fa-tile's scalar
   /// forward) walk each phase's tiles in one loop, masking the edge tiles
   /// under a uniform branch, instead of a loop each for the leading masked,

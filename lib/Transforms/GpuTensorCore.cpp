@@ -64,8 +64,9 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     if (wgmmaStages < 0 || wgmmaStages > 3)
       return reject("wgmma-stages must be 0 (two where they fit) or 1 to 3",
                     wgmmaStages);
-    if (wgmmaSchedule != "serial" && wgmmaSchedule != "pipelined")
-      return rejectName("wgmma-schedule must be serial or pipelined",
+    if (wgmmaSchedule != "auto" && wgmmaSchedule != "serial" &&
+        wgmmaSchedule != "pipelined")
+      return rejectName("wgmma-schedule must be auto, serial or pipelined",
                         wgmmaSchedule);
     if (wgmmaGroups < 0 || wgmmaGroups > tensor_core::kMaxWgmmaGroups)
       return reject("wgmma-groups must be 0 (by head dim) or 1 to 3",
@@ -319,15 +320,28 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
   /// keys, then one stage, where they and Q's tile would not fit sm_90's
   /// shared memory). The forward of this
   /// generation always runs on sm_90a, so its budget is that chip's.
+  /// Whether the wgmma forward of `headDim` with `groups` consumers runs
+  /// the pipelined schedule: as asked, or by default
+  /// (tensor_core::wgmmaForwardSerialByDefault).
+  bool wgmmaPipelines(const Variant &variant, int64_t headDim,
+                      int64_t groups) {
+    if (wgmmaSchedule != "auto")
+      return wgmmaSchedule == "pipelined";
+    return !tensor_core::wgmmaForwardSerialByDefault(headDim, groups,
+                                                     variant.causal);
+  }
+
   std::optional<KernelShape> wgmmaForwardShape(const Variant &variant,
                                                int64_t headDim,
                                                int64_t bytes) {
     int64_t groups = tensor_core::wgmmaGroupsFor(
         headDim, wgmmaGroups, variant.window, variant.sinkTokens);
     int64_t queryRows = 64 * groups;
-    int64_t keys = wgmmaBlockN > 0
-                       ? int64_t(wgmmaBlockN)
-                       : tensor_core::wgmmaDefaultBlockN(headDim, groups);
+    int64_t keys = wgmmaBlockN > 0 ? int64_t(wgmmaBlockN)
+                                   : tensor_core::wgmmaDefaultBlockN(
+                                         headDim, groups,
+                                         !wgmmaPipelines(variant, headDim,
+                                                         groups));
     SmallVector<int64_t, 2> stageCounts = {2, 1};
     if (wgmmaStages > 0)
       stageCounts = {wgmmaStages};
@@ -503,10 +517,10 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
           },
           [&](ImplicitLocOpBuilder &b, int64_t headDim,
               const KernelShape &shape, StringRef name) {
-            tensor_core::emitWgmmaForward(b, element, headDim,
-                                          withGridSection(shape),
-                                          wgmmaSchedule == "pipelined",
-                                          wgmmaPersistent, variant, args, name);
+            tensor_core::emitWgmmaForward(
+                b, element, headDim, withGridSection(shape),
+                wgmmaPipelines(variant, headDim, shape.queryRows / 64),
+                wgmmaPersistent, variant, args, name);
           });
       // Where the wgmma kernel took every head dim, or the spec's fixed
       // one, an mma.sync kernel in its fallback would never run.

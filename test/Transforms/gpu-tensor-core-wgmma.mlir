@@ -18,7 +18,7 @@
 // BADGROUPS: error: fa-gpu-tensor-core: wgmma-groups must be 0 (by head dim) or 1 to 3, got 4
 // BADBLOCK: error: fa-gpu-tensor-core: wgmma-block-n must be 0 (by head dim) or a multiple of 16 up to 256, got 24
 // BADSTAGES: error: fa-gpu-tensor-core: wgmma-stages must be 0 (two where they fit) or 1 to 3, got 4
-// BADSCHEDULE: error: fa-gpu-tensor-core: wgmma-schedule must be serial or pipelined, got 'eager'
+// BADSCHEDULE: error: fa-gpu-tensor-core: wgmma-schedule must be auto, serial or pipelined, got 'eager'
 // BADSECTION: error: fa-gpu-tensor-core: grid-section must be 0 (the default) or more, got -1
 
 // The forward's grid is one-dimensional (B or H alone may pass grid y/z's

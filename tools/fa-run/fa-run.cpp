@@ -99,9 +99,10 @@ static cl::opt<int64_t> mmaKvStages(
     cl::init(0));
 static cl::opt<std::string> wgmmaSchedule(
     cl::cat(faRunCategory), "wgmma-schedule",
-    cl::desc("the wgmma forward's consumer schedule: pipelined (default: "
-             "tile t's softmax under tile t-1's P V) or serial"),
-    cl::init("pipelined"));
+    cl::desc("the wgmma forward's consumer schedule: auto (default: the "
+             "compiler's, by head dim and mask), pipelined (tile t's softmax "
+             "under tile t-1's P V) or serial"),
+    cl::init("auto"));
 static cl::opt<bool> branchedTiles(
     cl::cat(faRunCategory), "branched-tiles",
     cl::desc("the forwards and the wgmma backward walk each phase's tiles "
@@ -835,8 +836,9 @@ int main(int argc, char **argv) {
     die("--mma-kv-stages must be 1 or 2 (1 to 3 on wgmma), got " +
         std::to_string(mmaKvStages));
   options.mmaKvStages = mmaKvStages;
-  if (wgmmaSchedule != "serial" && wgmmaSchedule != "pipelined")
-    die("--wgmma-schedule must be serial or pipelined, got '" +
+  if (wgmmaSchedule != "auto" && wgmmaSchedule != "serial" &&
+      wgmmaSchedule != "pipelined")
+    die("--wgmma-schedule must be auto, serial or pipelined, got '" +
         wgmmaSchedule + "'");
   options.wgmmaSchedule = wgmmaSchedule;
   options.branchedTiles = branchedTiles;

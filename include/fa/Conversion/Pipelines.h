@@ -99,9 +99,9 @@ struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::init(false)};
   Option<std::string> wgmmaSchedule{
       *this, "wgmma-schedule",
-      llvm::cl::desc("the wgmma forward's consumer schedule: pipelined "
-                     "(default) or serial"),
-      llvm::cl::init("pipelined")};
+      llvm::cl::desc("the wgmma forward's consumer schedule: auto "
+                     "(default: by head dim and mask), pipelined or serial"),
+      llvm::cl::init("auto")};
   Option<int64_t> wgmmaGroups{
       *this, "wgmma-groups",
       llvm::cl::desc("the wgmma forward's consumer warpgroups per block, 64 "

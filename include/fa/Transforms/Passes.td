@@ -199,11 +199,13 @@ def FAGpuTensorCore : Pass<"fa-gpu-tensor-core", "::mlir::ModuleOp"> {
            "a loop each for the leading masked, unmasked and trailing "
            "masked tiles (about half the kernels' code and ptxas time; "
            "bench/NOTES.md)">,
-    Option<"wgmmaSchedule", "wgmma-schedule", "std::string", "\"pipelined\"",
-           "wgmma forward: the consumers' schedule, pipelined (the default: "
-           "tile t's softmax under tile t-1's P V, the two consumer "
-           "warpgroups taking turns to issue their GEMMs) or serial (each "
-           "tile's softmax between its two GEMMs); bench/NOTES.md has "
+    Option<"wgmmaSchedule", "wgmma-schedule", "std::string", "\"auto\"",
+           "wgmma forward: the consumers' schedule, pipelined (tile t's "
+           "softmax under tile t-1's P V, the consumer warpgroups taking "
+           "turns to issue their GEMMs), serial (each tile's softmax "
+           "between its two GEMMs), or auto (the default: pipelined but "
+           "where serial measured faster, "
+           "tensor_core::wgmmaForwardSerialByDefault); bench/NOTES.md has "
            "both's numbers">,
     Option<"dqAtomics", "dq-atomics", "bool", "true",
            "wgmma backward: the dK/dV kernel adds dQ into an f32 "

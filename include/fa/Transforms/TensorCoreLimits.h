@@ -69,11 +69,14 @@ inline constexpr int64_t kWgmmaHeadDims[] = {32, 64, 80, 96, 128, 192, 256};
 /// 64, a tile's fixed costs weighing most where its GEMMs are shortest).
 /// Three consumers past D 64 have 160 registers for O's D / 2 beside S and
 /// P, which hold 112 keys at D 80 and 96 at D 96 without spills (128 spill
-/// 64-252 bytes).
+/// 64-252 bytes) in the pipelined schedule, where S of the next tile is live
+/// beside P of this one; the `serial` schedule holds 128 at D 80 (ptxas
+/// 13.0, test/fa-compile/spills.test).
 inline constexpr int64_t wgmmaDefaultBlockN(int64_t headDim,
-                                            int64_t groups = 2) {
+                                            int64_t groups = 2,
+                                            bool serial = false) {
   if (groups > 2 && headDim > 64)
-    return headDim <= 80 ? 112 : 96;
+    return headDim <= 80 ? (serial ? 128 : 112) : 96;
   return headDim <= 128 ? 128 : 64;
 }
 
@@ -612,8 +615,22 @@ inline constexpr int64_t wgmmaGroupsFor(int64_t headDim, int64_t requested,
              ? kMaxWgmmaGroups
              : 2;
 }
+/// Whether the wgmma forward's consumers run the serial schedule by
+/// default (`wgmma-schedule=auto`) rather than the pipelined one: three
+/// consumers at D 80 without a causal mask, where the serial schedule's 128
+/// keys a tile beat the pipelined one's 112 (H200, 4x16x4k, three rounds,
+/// bench/NOTES.md fifty-eighth session: full 532-534 against 516-517 TFLOP/s;
+/// causal loses, 420-427 against 437-440; D 64, 96 and 128 lose 10-20%).
+inline constexpr bool wgmmaForwardSerialByDefault(int64_t headDim,
+                                                  int64_t groups, bool causal) {
+  return headDim == 80 && groups == kMaxWgmmaGroups && !causal;
+}
 static_assert(wgmmaGroupsFor(80, 0, std::nullopt) == 3 &&
               wgmmaDefaultBlockN(80, 3) == 112 &&
+              wgmmaDefaultBlockN(80, 3, /*serial=*/true) == 128 &&
+              wgmmaForwardSerialByDefault(80, 3, false) &&
+              !wgmmaForwardSerialByDefault(80, 3, true) &&
+              !wgmmaForwardSerialByDefault(80, 2, false) &&
               wgmmaGroupsFor(96, 0, std::nullopt) == 2 &&
               wgmmaGroupsFor(96, 3, std::nullopt) == 3 &&
               wgmmaDefaultBlockN(96, 3) == 96 &&
