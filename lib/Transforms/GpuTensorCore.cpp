@@ -315,11 +315,6 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
     return generation == "wgmma" && !element.isF32();
   }
 
-  /// The wgmma forward's shape: a producer and `wgmma-groups` consumer
-  /// warpgroups, `wgmma-stages` (0: two) K/V stages of block-n keys (fewer
-  /// keys, then one stage, where they and Q's tile would not fit sm_90's
-  /// shared memory). The forward of this
-  /// generation always runs on sm_90a, so its budget is that chip's.
   /// Whether the wgmma forward of `headDim` with `groups` consumers runs
   /// the pipelined schedule: as asked, or by default
   /// (tensor_core::wgmmaForwardSerialByDefault).
@@ -331,6 +326,11 @@ struct GpuTensorCore : fa::impl::FAGpuTensorCoreBase<GpuTensorCore> {
                                                      variant.causal);
   }
 
+  /// The wgmma forward's shape: a producer and `wgmma-groups` consumer
+  /// warpgroups, `wgmma-stages` (0: two) K/V stages of block-n keys (fewer
+  /// keys, then one stage, where they and Q's tile would not fit sm_90's
+  /// shared memory). The forward of this
+  /// generation always runs on sm_90a, so its budget is that chip's.
   std::optional<KernelShape> wgmmaForwardShape(const Variant &variant,
                                                int64_t headDim,
                                                int64_t bytes) {
