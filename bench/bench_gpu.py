@@ -50,6 +50,10 @@ usage: bench_gpu.py --csv OUT.csv [--variants a,b | --only dense|variants]
                     [--fa-default-seqs 16384] [--warmup N] [--reps N]
                     [--warmup-seconds S (0.6)]
                     [--budget S] [--time-limit S] [--plot-dir DIR]
+                    [--alternate [--rounds N (4)]]
+--alternate times each shape's implementations in alternating rounds
+(bench_alternating), so that ratios between them do not depend on which
+ran in a slower clock state.
 """
 import argparse
 import contextlib
@@ -273,23 +277,26 @@ def tuned_config(lines):
     return "; ".join(picks) or None
 
 
+def attend_of(impl, cfg, fa):
+    """`impl`'s attention at cfg: attend(q, k, v, sinks) -> o."""
+    if impl in ("fa", "fa-default"):
+        return fa_attend(fa, cfg)
+    if impl == "flex":
+        return flex_attend(cfg)
+    if impl == "eager":
+        return eager_attend(cfg)
+    if impl == "fa4":
+        return fa4_attend(cfg)
+    return sdpa_attend(SDPBackend.FLASH_ATTENTION if impl == "sdpa-flash2"
+                       else SDPBackend.CUDNN_ATTENTION, cfg)
+
+
 def bench_row(impl, cfg, args, fa, deadline, predictor, gpu, out):
     row = base_row(impl, cfg, gpu)
     logged = []
     try:
         deadline.check()
-        if impl in ("fa", "fa-default"):
-            attend = fa_attend(fa, cfg)
-        elif impl == "flex":
-            attend = flex_attend(cfg)
-        elif impl == "eager":
-            attend = eager_attend(cfg)
-        elif impl == "fa4":
-            attend = fa4_attend(cfg)
-        else:
-            attend = sdpa_attend(SDPBackend.FLASH_ATTENTION if
-                                 impl == "sdpa-flash2" else
-                                 SDPBackend.CUDNN_ATTENTION, cfg)
+        attend = attend_of(impl, cfg, fa)
         q, k, v, sinks = inputs(cfg)
         grads_of = differentiable(q, k, v, sinks)
         capture = captured_stderr(logged) if impl == "fa" else \
@@ -318,6 +325,73 @@ def bench_row(impl, cfg, args, fa, deadline, predictor, gpu, out):
     common.free_cuda()
     write_row(out, row)
     return row
+
+
+def bench_alternating(cfg, impls, args, fa, deadline, gpu, out):
+    """Rows of `impls` at cfg (--alternate): each implementation's first
+    calls (compiles, fa's tuning) made, then --rounds rounds in which every
+    implementation runs its warm-up call and --reps timed calls, forward
+    then backward, the order rotating by round. The GPU's clock and power
+    budget move 4-9% between batches of calls moments apart (bench/NOTES.md,
+    fifty-eighth session), so that timing each implementation in one
+    batch, as the plain sweep does, makes the ratios the bars read move as
+    much between runs; alternating rounds give every implementation the
+    same share of each state. Medians over all rounds; no peak memory."""
+    rows = {impl: base_row(impl, cfg, gpu) for impl in impls}
+    ready, logged = {}, []
+    for impl in impls:
+        try:
+            deadline.check()
+            attend = attend_of(impl, cfg, fa)
+            q, k, v, sinks = inputs(cfg)
+            grads_of = differentiable(q, k, v, sinks)
+            fwd = (lambda attend=attend, q=q, k=k, v=v, sinks=sinks:
+                   attend(q, k, v, sinks))
+            capture = captured_stderr(logged) if impl == "fa" else \
+                contextlib.nullcontext()
+            with capture:
+                o = fwd()
+                if impl == "fa":  # its backward's background compile
+                    getattr(fa, "wait_for_compiles", lambda: None)()
+                do = torch.randn_like(o)
+                bwd = (lambda o=o, do=do, grads_of=grads_of:
+                       torch.autograd.grad(o, grads_of, do, retain_graph=True))
+                bwd()
+                torch.cuda.synchronize()
+            # Rounds that would take past the budget are not started.
+            cost = (common.cuda_ms(fwd) + common.cuda_ms(bwd)) / 1e3
+            if cost * (args.reps + 1) * args.rounds > deadline.budget(
+                    args.budget):
+                raise Skipped(f"skipped: {args.rounds} rounds of "
+                              f"{args.reps} calls past the budget")
+            ready[impl] = (fwd, bwd)
+        except Exception as e:  # recorded, never a crash
+            rows[impl]["status"] = common.failure(e)
+    times = {(impl, phase): [] for impl in ready for phase in ("fwd", "bwd")}
+    if ready:
+        first_fwd, _ = next(iter(ready.values()))
+        common.settle_clocks(first_fwd, common.WARMUP_SECONDS)
+    order = list(ready)
+    for r in range(args.rounds):
+        for impl in order[r % len(order):] + order[:r % len(order)]:
+            for phase, fn in zip(("fwd", "bwd"), ready[impl]):
+                fn()
+                times[(impl, phase)] += [common.cuda_ms(fn)
+                                         for _ in range(args.reps)]
+    for impl in ready:
+        for phase in ("fwd", "bwd"):
+            put_time(rows[impl], phase, common.median(times[(impl, phase)]),
+                     cfg)
+        rows[impl]["status"] = "ok"
+    if "fa" in rows:
+        rows["fa"]["fa_config"] = tuned_config(logged) or (
+            NO_CHOICE if autotuning() else
+            f"FA_AUTOTUNE={os.environ.get('FA_AUTOTUNE', '')}: not tuned "
+            "(the shipped table's config, or the compiler's)")
+    ready = times = None
+    common.free_cuda()
+    for impl in impls:
+        write_row(out, rows[impl])
 
 
 def write_row(out, row):
@@ -409,7 +483,12 @@ def main():
         time_limit="rows not started by then are recorded as skipped",
         warmup_seconds=0.6)
     parser.add_argument("--rounds", type=int, default=4,
-                        help="alternating rounds of fa-tuned and fa-default")
+                        help="alternating rounds of fa-tuned and "
+                             "fa-default, and of --alternate's rows")
+    parser.add_argument("--alternate", action="store_true",
+                        help="time each shape's implementations in "
+                             "--rounds alternating rounds, not one after "
+                             "another (bench_alternating)")
     parser.add_argument("--plot-dir",
                         help="PNGs of the CSV (default: the CSV's path "
                              "without .csv, plus -plots)")
@@ -446,6 +525,11 @@ def main():
     # Under main()'s FA_AUTOTUNE: a caller's "table" times the shipped
     # table's configs.
     for cfg in grid:
+        if args.alternate:
+            bench_alternating(cfg, [i for i in impls if i != "fa-default" and
+                                    expresses(i, cfg)],
+                              args, fa, deadline, gpu, out)
+            continue
         for impl in impls:
             if impl != "fa-default" and expresses(impl, cfg):
                 row = bench_row(impl, cfg, args, fa, deadline, predictor,
