@@ -3,10 +3,14 @@ rows per sequence against KV caches filled to a length per sequence. Reports GB/
 a step must move (the K/V rows each sequence's mask lets it see, plus q and
 o) beside the device-to-device copy's bandwidth, and SDPA's where it runs the
 same step (uniform lengths, no sinks, no window); fa's step also captured in
-a CUDA graph and replayed (the kernels without the Python host). Timing:
-CUDA events around 50 queued calls after a warm-up, median of 5 rounds.
+a CUDA graph and replayed (the kernels without the Python host); and, with
+--graph-layers L, L steps on caches of their own in one graph, as a
+model's graph holds a step of every layer, so that the graph's launch is
+paid once a token and not once a layer (a step's time: the replay's over
+L). Timing: CUDA events around 50 queued calls after a warm-up, median of
+5 rounds.
 
-python3 bench/bench_decode.py [--quick] [--csv FILE]
+python3 bench/bench_decode.py [--quick] [--graph-layers L] [--csv FILE]
 """
 import argparse
 import csv
@@ -66,6 +70,11 @@ def main():
                         "speculative step's drafts plus one; causal within "
                         "them, bottom-right aligned); SDPA runs at 1 only, "
                         "where its causal mask and fa's agree")
+    parser.add_argument("--graph-layers", type=int, default=0,
+                        help="also capture this many steps, each on its "
+                        "own q, caches and lengths, in one graph (where "
+                        "their caches fit): a step's time in a model's "
+                        "graph (0: not measured)")
     parser.add_argument("--csv")
     parser.add_argument("--time-limit", type=float, default=float("inf"),
                         help="start no row after this many seconds")
@@ -152,6 +161,25 @@ def main():
                 with torch.cuda.graph(graph):
                     copy_then_step()
                 copy_ms = queued_ms(graph.replay)
+            layers_ms = None
+            layers = args.graph_layers
+            if layers > 0 and not args.append and \
+                    4 * b * hkv * cache * d * layers <= MAX_CACHE_BYTES:
+                # Each layer its own q and caches (so that no layer reads
+                # another's K/V from L2), the same lengths and sinks.
+                steps = []
+                for _ in range(layers):
+                    q_l = torch.randn_like(q)
+                    k_l, v_l = torch.randn_like(k), torch.randn_like(v)
+                    steps.append(lambda q_l=q_l, k_l=k_l, v_l=v_l: fa.decode(
+                        q_l, k_l, v_l, cache_seqlens=lengths, sinks=sinks,
+                        window=window, check_lengths=False))
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph):
+                    for layer_step in steps:
+                        layer_step()
+                layers_ms = queued_ms(graph.replay, calls=10) / layers
+                steps = graph = None
             row = dict(model=name, batch=b, cache=cache, queries=sq,
                        ragged=args.ragged, fa_us=ms * 1e3,
                        fa_gbps=nbytes / ms / 1e6,
@@ -165,6 +193,12 @@ def main():
                     f"{graph_ms * 1e3:8.1f} us "
                     f"{row['fa_graph_gbps']:6.0f} GB/s "
                     f"({nbytes / graph_ms / 1e6 / peak:.0%})")
+            if layers_ms is not None:
+                row.update(fa_layers_graph_us=layers_ms * 1e3,
+                           fa_layers_graph_gbps=nbytes / layers_ms / 1e6)
+                line += (f" | {layers} a graph {layers_ms * 1e3:8.1f} us "
+                         f"{row['fa_layers_graph_gbps']:6.0f} GB/s "
+                         f"({nbytes / layers_ms / 1e6 / peak:.0%})")
             if args.append:
                 row.update(copies_then_step_graph_us=copy_ms * 1e3)
                 line += f" | 2 copies + step, graph {copy_ms * 1e3:8.1f} us"
