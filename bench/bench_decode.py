@@ -127,9 +127,11 @@ def main():
             lengths = lengths.cuda()
             # Unchecked lengths (clamped in the kernels): the check
             # would synchronise every step.
-            step = lambda: fa.decode(q, k, v, cache_seqlens=lengths,
-                                     sinks=sinks, window=window,
-                                     check_lengths=False)
+            def step_on(q, k, v):
+                return lambda: fa.decode(q, k, v, cache_seqlens=lengths,
+                                         sinks=sinks, window=window,
+                                         check_lengths=False)
+            step = step_on(q, k, v)
             if args.append:
                 k_new, v_new = (torch.randn(b, hkv, sq, d, device="cuda",
                                             dtype=torch.bfloat16)
@@ -167,13 +169,8 @@ def main():
                     4 * b * hkv * cache * d * layers <= MAX_CACHE_BYTES:
                 # Each layer its own q and caches (so that no layer reads
                 # another's K/V from L2), the same lengths and sinks.
-                steps = []
-                for _ in range(layers):
-                    q_l = torch.randn_like(q)
-                    k_l, v_l = torch.randn_like(k), torch.randn_like(v)
-                    steps.append(lambda q_l=q_l, k_l=k_l, v_l=v_l: fa.decode(
-                        q_l, k_l, v_l, cache_seqlens=lengths, sinks=sinks,
-                        window=window, check_lengths=False))
+                steps = [step_on(torch.randn_like(q), torch.randn_like(k),
+                                 torch.randn_like(v)) for _ in range(layers)]
                 graph = torch.cuda.CUDAGraph()
                 with torch.cuda.graph(graph):
                     for layer_step in steps:

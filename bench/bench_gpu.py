@@ -277,6 +277,15 @@ def tuned_config(lines):
     return "; ".join(picks) or None
 
 
+def fa_config_of(logged):
+    """An fa row's fa_config: the autotuner's picks from its `logged`
+    lines, or what configs it ran without them."""
+    return tuned_config(logged) or (
+        NO_CHOICE if autotuning() else
+        f"FA_AUTOTUNE={os.environ.get('FA_AUTOTUNE', '')}: not tuned "
+        "(the shipped table's config, or the compiler's)")
+
+
 def attend_of(impl, cfg, fa):
     """`impl`'s attention at cfg: attend(q, k, v, sinks) -> o."""
     if impl in ("fa", "fa-default"):
@@ -317,10 +326,7 @@ def bench_row(impl, cfg, args, fa, deadline, predictor, gpu, out):
             row[f"{phase}_peak_mib"] = f"{peak:.1f}"
     row["status"] = common.status(r)
     if impl == "fa":
-        row["fa_config"] = tuned_config(logged) or (
-            NO_CHOICE if autotuning() else
-            f"FA_AUTOTUNE={os.environ.get('FA_AUTOTUNE', '')}: not tuned "
-            "(the shipped table's config, or the compiler's)")
+        row["fa_config"] = fa_config_of(logged)
     q = k = v = sinks = grads_of = attend = None
     common.free_cuda()
     write_row(out, row)
@@ -384,10 +390,7 @@ def bench_alternating(cfg, impls, args, fa, deadline, gpu, out):
                      cfg)
         rows[impl]["status"] = "ok"
     if "fa" in rows:
-        rows["fa"]["fa_config"] = tuned_config(logged) or (
-            NO_CHOICE if autotuning() else
-            f"FA_AUTOTUNE={os.environ.get('FA_AUTOTUNE', '')}: not tuned "
-            "(the shipped table's config, or the compiler's)")
+        rows["fa"]["fa_config"] = fa_config_of(logged)
     ready = times = None
     common.free_cuda()
     for impl in impls:
