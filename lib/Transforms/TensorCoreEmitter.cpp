@@ -256,10 +256,11 @@ TensorCoreEmitter::keyTileMask(const Variant &variant, const Dims &dims,
 
 Value TensorCoreEmitter::keyTileVisible(const Variant &variant,
                                         const KeyTileMask &mask, int64_t nt,
-                                        int64_t e) {
+                                        int64_t e, tensor_core::KeyEdge edge) {
   Value c = arith::ConstantIntOp::create(b, nt * 8 + e % 2, 32);
   return tensor_core::keyOffsetVisibleOf(indexOps(), mask[e / 2], c,
-                                         variant.window, variant.sinkTokens);
+                                         variant.window, variant.sinkTokens,
+                                         edge);
 }
 
 Value TensorCoreEmitter::rowLse2(const GradArgs &args, Value head, Value row) {
@@ -605,7 +606,8 @@ void TensorCoreEmitter::onlineSoftmax(const Variant &variant, const Dims &dims,
                                       Value keyHi,
                                       MutableArrayRef<SmallVector<Value, 4>> s,
                                       std::array<Value, 2> *deferredAlpha,
-                                      Value maskWhen, Value *warpRescales) {
+                                      Value maskWhen, Value *warpRescales,
+                                      tensor_core::KeyEdge edge) {
   int64_t nTiles = s.size();
   // The scale is positive (the verifier says so), so the row max commutes
   // with scaling: scores stay unscaled and exp2(s * scale - m) is one FMA
@@ -618,9 +620,10 @@ void TensorCoreEmitter::onlineSoftmax(const Variant &variant, const Dims &dims,
           mask = keyTileMask(variant, dims, rowOf, n0, keyHi, nTiles);
         for (int64_t nt = 0; nt < nTiles; ++nt)
           for (int64_t e = 0; e < 4; ++e)
-            out.push_back(masked ? select(keyTileVisible(variant, mask, nt, e),
-                                          s[nt][e], negInf())
-                                 : s[nt][e]);
+            out.push_back(masked
+                              ? select(keyTileVisible(variant, mask, nt, e, edge),
+                                       s[nt][e], negInf())
+                              : s[nt][e]);
         return out;
       });
   for (int64_t nt = 0; nt < nTiles; ++nt)

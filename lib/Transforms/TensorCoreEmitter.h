@@ -283,9 +283,10 @@ protected:
                           ArrayRef<Value> rowOf, Value n0, Value keyHi,
                           int64_t nTiles);
   /// Whether accumulator element (nt, e) survives `mask`: a compare or two
-  /// of its constant offset.
+  /// of its constant offset (one where its tile can cross one `edge` alone).
   Value keyTileVisible(const Variant &variant, const KeyTileMask &mask,
-                       int64_t nt, int64_t e);
+                       int64_t nt, int64_t e,
+                       tensor_core::KeyEdge edge = tensor_core::KeyEdge::Both);
   /// The forward's lse in base 2 and D = rowsum(dO * o) of query row `row`
   /// of this block's head.
   std::pair<Value, Value> rowStatistics(const GradArgs &args, Value head,
@@ -607,13 +608,15 @@ protected:
   /// keeps its m until a tile's max passes it by more than
   /// kLazyRescaleLog2, and `warpRescales` receives whether any row of the
   /// warp moved its m (an i1 the warp agrees on), without which every
-  /// factor is 1 and O needs no rescaleRow.
+  /// factor is 1 and O needs no rescaleRow. A masked tile whose keys can
+  /// cross one `edge` alone checks that edge's bounds alone.
   void onlineSoftmax(const Variant &variant, const Dims &dims,
                      const State &state, Value scaleLog2, ArrayRef<Value> rowOf,
                      Value n0, Value keyHi,
                      MutableArrayRef<SmallVector<Value, 4>> s,
                      std::array<Value, 2> *deferredAlpha = nullptr,
-                     Value maskWhen = Value(), Value *warpRescales = nullptr);
+                     Value maskWhen = Value(), Value *warpRescales = nullptr,
+                     tensor_core::KeyEdge edge = tensor_core::KeyEdge::Both);
   /// How far (in base-2 logits) a tile's max may pass a row's m before a
   /// lazy rescale moves it: P then reaches 2^8, which P's 16-bit types and
   /// l and O's f32 hold with room to spare (FlashAttention-4's threshold).

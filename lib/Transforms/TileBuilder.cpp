@@ -79,6 +79,15 @@ void TileBuilder::phase(StringRef name, Value lo, Value hi, Value innerLo,
                         Value innerHi, int64_t block,
                         llvm::function_ref<void(Value, bool)> tile,
                         bool leadingMasked) {
+  if (!leadingMasked) {
+    // Where innerLo is lo itself there are no leading tiles to mask; else
+    // the loop stays, whatever the caller believed.
+    edgePhase(name, lo, hi, innerLo, innerHi, block,
+              [&](Value start, TileEdge edge) {
+                tile(start, edge != TileEdge::Inner);
+              });
+    return;
+  }
   std::pair<Value, Value> split =
       phaseSplit(*this, lo, hi, innerLo, innerHi, block);
   Value leadEnd = split.first, midEnd = split.second;
@@ -86,19 +95,6 @@ void TileBuilder::phase(StringRef name, Value lo, Value hi, Value innerLo,
   auto tag = [&](scf::ForOp forOp, StringRef path) {
     forOp->setAttr("fa.tiles", b.getStringAttr(name + "." + path));
   };
-  auto tiles = [&](Value from, Value to, bool masked) {
-    tag(loop(from, to, step, [&](Value start) { tile(start, masked); }),
-        masked ? "masked" : "unmasked");
-  };
-  if (!leadingMasked) {
-    // Where innerLo is lo itself there are no leading tiles to mask; else
-    // the loop stays, whatever the caller believed.
-    if (innerLo != lo)
-      tiles(lo, leadEnd, /*masked=*/true);
-    tiles(leadEnd, midEnd, /*masked=*/false);
-    tiles(midEnd, hi, /*masked=*/true);
-    return;
-  }
   // The masked tiles, leading then trailing, walked by one loop with the
   // unmasked loop run at the turn between them: same order, two copies of
   // the tile's code instead of three.
@@ -110,7 +106,9 @@ void TileBuilder::phase(StringRef name, Value lo, Value hi, Value innerLo,
         b, cmp(arith::CmpIPredicate::eq, t, leadTiles), /*withElse=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(turn.thenBlock());
-    tiles(leadEnd, midEnd, /*masked=*/false);
+    tag(loop(leadEnd, midEnd, step,
+             [&](Value start) { tile(start, /*masked=*/false); }),
+        "unmasked");
     b.setInsertionPointToStart(turn.elseBlock());
     Value leading = cmp(arith::CmpIPredicate::slt, t, leadTiles);
     Value trailing = sub(t, add(leadTiles, idx(1)));
@@ -119,6 +117,26 @@ void TileBuilder::phase(StringRef name, Value lo, Value hi, Value innerLo,
          true);
   });
   tag(outer, "masked");
+}
+
+void TileBuilder::edgePhase(StringRef name, Value lo, Value hi, Value innerLo,
+                            Value innerHi, int64_t block,
+                            llvm::function_ref<void(Value, TileEdge)> tile) {
+  std::pair<Value, Value> split =
+      phaseSplit(*this, lo, hi, innerLo, innerHi, block);
+  Value leadEnd = split.first, midEnd = split.second;
+  auto tiles = [&](Value from, Value to, TileEdge edge) {
+    scf::ForOp forOp =
+        loop(from, to, idx(block), [&](Value start) { tile(start, edge); });
+    forOp->setAttr("fa.tiles",
+                   b.getStringAttr(name + (edge == TileEdge::Inner
+                                               ? ".unmasked"
+                                               : ".masked")));
+  };
+  if (innerLo != lo)
+    tiles(lo, leadEnd, TileEdge::Leading);
+  tiles(leadEnd, midEnd, TileEdge::Inner);
+  tiles(midEnd, hi, TileEdge::Trailing);
 }
 
 void TileBuilder::branchedPhase(StringRef name, Value lo, Value hi,

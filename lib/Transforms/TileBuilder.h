@@ -153,6 +153,15 @@ public:
              mlir::Value innerLo, mlir::Value innerHi, int64_t block,
              llvm::function_ref<void(mlir::Value, bool)> tile,
              bool leadingMasked = false);
+  /// Which part of a phase a tile lies in (edgePhase).
+  enum class TileEdge { Leading, Inner, Trailing };
+  /// `phase`'s tiles in its three loops, leading masked, unmasked and
+  /// trailing masked, as `tile(start, edge)`: the masked tile's code twice,
+  /// so that each copy can mask against its own edge alone. The leading
+  /// loop is left out where innerLo is lo itself.
+  void edgePhase(llvm::StringRef name, mlir::Value lo, mlir::Value hi,
+                 mlir::Value innerLo, mlir::Value innerHi, int64_t block,
+                 llvm::function_ref<void(mlir::Value, TileEdge)> tile);
   /// `phase`'s tiles in one loop, in the same order: `tile(start, edge)`
   /// with `edge` an i1 that holds on the tiles `phase` runs masked. The
   /// tile's code is emitted once instead of three times (twice where the

@@ -348,7 +348,8 @@ private:
     // Tile `count` at key n0 (masked below `keyHi` when set, where
     // `maskWhen` holds when set), on its first `width` keys.
     auto keyTile = [&](Value n0, Value keyHi, Value maskWhen, Value count,
-                       int64_t width) {
+                       int64_t width, tensor_core::KeyEdge edge) {
+      assert(edge == tensor_core::KeyEdge::Both && "dQ masks both edges");
       Value slot = waitStreamed(at, add(item.firstTile, count));
       Value kTile = stageAt(at, kKeys, slot);
       Value vTile = stageAt(at, kValues, slot);
@@ -371,7 +372,8 @@ private:
       waitGroups(0);
       release(at, kKeys, slot);
     };
-    Value total = consumeKeyTiles(variant, dims, block.m0, block.rows, keyTile);
+    Value total = consumeKeyTiles(variant, dims, block.m0, block.rows,
+                                  /*apartEdges=*/false, keyTile);
     // Every product with Q and dO was waited for: the producer may copy a
     // later block's into this copy.
     if (freesFixed)

@@ -473,7 +473,9 @@ void WgmmaEmitter::produce(const SharedLayout &at, ArrayRef<FixedCopy> fixed,
 
 Value WgmmaEmitter::consumeKeyTiles(
     const Variant &variant, const Dims &dims, Value m0, Value rows,
-    KeyTileVisitor tile, llvm::function_ref<void(Value)> afterNarrowSinks) {
+    bool apartEdges, KeyTileVisitor tile,
+    llvm::function_ref<void(Value)> afterNarrowSinks) {
+  using tensor_core::KeyEdge;
   int64_t sinkWidth = sinkTileWidth(variant);
   SmallVector<KeyPhase, 2> phases = keyPhases(variant, dims, m0, rows);
   Value done = idx(0); // tiles of the earlier phases
@@ -486,17 +488,34 @@ Value WgmmaEmitter::consumeKeyTiles(
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(any.thenBlock());
-        tile(p.lo, p.keyHi, /*maskWhen=*/Value(), done, sinkWidth);
+        tile(p.lo, p.keyHi, /*maskWhen=*/Value(), done, sinkWidth,
+             KeyEdge::Both);
       }
       done = add(done, tileCount(p.lo, p.hi, blockN));
       if (afterNarrowSinks)
         afterNarrowSinks(done);
       continue;
     }
-    phaseTiles(p, blockN, [&](Value n0, bool masked, Value maskWhen) {
-      tile(n0, masked ? p.keyHi : Value(), maskWhen,
-           add(done, divi(sub(n0, p.lo), blockN)), blockN);
-    });
+    auto count = [&](Value n0) {
+      return add(done, divi(sub(n0, p.lo), blockN));
+    };
+    if (apartEdges && !branchedTiles && p.leadingMasked &&
+        tensor_core::windowEdgesApart(variant.window, queryRows, blockN))
+      edgePhase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockN,
+                [&](Value n0, TileEdge edge) {
+                  if (edge == TileEdge::Inner)
+                    tile(n0, Value(), Value(), count(n0), blockN,
+                         KeyEdge::Both);
+                  else
+                    tile(n0, p.keyHi, Value(), count(n0), blockN,
+                         edge == TileEdge::Leading ? KeyEdge::Lower
+                                                   : KeyEdge::Upper);
+                });
+    else
+      phaseTiles(p, blockN, [&](Value n0, bool masked, Value maskWhen) {
+        tile(n0, masked ? p.keyHi : Value(), maskWhen, count(n0), blockN,
+             KeyEdge::Both);
+      });
     done = add(done, tileCount(p.lo, p.hi, blockN));
   }
   return done;

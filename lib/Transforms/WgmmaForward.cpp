@@ -206,12 +206,13 @@ private:
     TileStep step{variant, dims,  state,      scaleLog2,      rowOf, at,
                   pBuffer, group, item.round, item.firstTile, idx(0)};
     Value total = consumeKeyTiles(
-        variant, dims, block.m0, block.rows,
-        [&](Value n0, Value keyHi, Value maskWhen, Value count, int64_t width) {
+        variant, dims, block.m0, block.rows, /*apartEdges=*/true,
+        [&](Value n0, Value keyHi, Value maskWhen, Value count, int64_t width,
+            tensor_core::KeyEdge edge) {
           if (pipelined && width == blockN)
-            pipelinedTile(step, n0, keyHi, maskWhen, count);
+            pipelinedTile(step, n0, keyHi, maskWhen, count, edge);
           else
-            serialTile(step, n0, keyHi, maskWhen, count, width);
+            serialTile(step, n0, keyHi, maskWhen, count, width, edge);
         },
         [&](Value count) {
           // The pipeline starts past the narrow sink tile, with its P zero
@@ -339,10 +340,10 @@ private:
                  mul(step.group, idx(kGroupRows)));
   }
   /// The serial schedule's step on the block's tile `count`, at key n0
-  /// (masked below `keyHi` when set, where `maskWhen` holds when set), on
-  /// the tile's first `width` keys.
+  /// (masked below `keyHi` when set, where `maskWhen` holds when set,
+  /// against the bounds `edge` names), on the tile's first `width` keys.
   void serialTile(const TileStep &step, Value n0, Value keyHi, Value maskWhen,
-                  Value count, int64_t width) {
+                  Value count, int64_t width, tensor_core::KeyEdge edge) {
     const SharedLayout &at = step.at;
     auto [slot, parity] = stageOf(add(step.firstTile, count));
     waitBarrier(stageBarrier(at, kKeys, StageEvent::Landed, slot), parity);
@@ -353,7 +354,7 @@ private:
     SmallVector<SmallVector<Value, 4>> s = accumulatorTiles(scoreAcc, width);
     onlineSoftmax(step.variant, step.dims, step.state, step.scaleLog2,
                   step.rowOf, n0, keyHi, s, /*deferredAlpha=*/nullptr,
-                  maskWhen);
+                  maskWhen, /*warpRescales=*/nullptr, edge);
     storeP(s, step.pBuffer);
     waitBarrier(stageBarrier(at, kValues, StageEvent::Landed, slot), parity);
     issueValues(step.pBuffer, stageAt(at, kValues, slot), step.state.out,
@@ -365,7 +366,7 @@ private:
   /// n0 (masked as in serialTile): S_t is issued, then tile t - 1's P V,
   /// and S_t's softmax runs under that P V.
   void pipelinedTile(const TileStep &step, Value n0, Value keyHi,
-                     Value maskWhen, Value count) {
+                     Value maskWhen, Value count, tensor_core::KeyEdge edge) {
     const SharedLayout &at = step.at;
     Value tile = add(step.firstTile, count);
     auto [slot, parity] = stageOf(tile);
@@ -404,7 +405,7 @@ private:
     std::array<Value, 2> alpha;
     Value rescales;
     onlineSoftmax(step.variant, step.dims, step.state, step.scaleLog2,
-                  step.rowOf, n0, keyHi, s, &alpha, maskWhen, &rescales);
+                  step.rowOf, n0, keyHi, s, &alpha, maskWhen, &rescales, edge);
     storeP(s, step.pBuffer);
     waitGroups(0);
     {

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -118,6 +119,83 @@ TEST(QueryOffsetBounds, AgreeWithTheMaskOnEveryQueryOfATile) {
                       bounds.lo <= kWidth);
         }
   });
+  EXPECT_GT(checked, 1000000);
+}
+
+/// TileBuilder::keyPhases's window phase and phaseSplit on integers: the
+/// tiles [lo, hi) of query rows [m0, m0 + rows), and where edgePhase's
+/// loops part.
+struct WindowPhase {
+  int64_t lo, hi, leadEnd, midEnd;
+};
+WindowPhase windowPhase(int64_t m0, int64_t rows, int64_t sk, int64_t offset,
+                        int64_t window, int64_t blockN) {
+  auto clamp = [](int64_t x, int64_t lo, int64_t hi) {
+    return std::min(std::max(x, lo), hi);
+  };
+  auto ceilDiv = [](int64_t x, int64_t d) { return (x + d - 1) / d; };
+  int64_t lastRow = m0 + rows - 1;
+  int64_t hi = clamp(lastRow + offset + 1, 0, sk);
+  int64_t lo = clamp(m0 + offset - window + 1, 0, hi);
+  int64_t innerLo = clamp(lastRow + offset - window + 1, lo, hi);
+  int64_t innerHi = clamp(m0 + offset + 1, lo, hi);
+  int64_t lead = ceilDiv(std::max<int64_t>(innerLo - lo, 0), blockN) * blockN;
+  int64_t leadEnd = std::min(hi, lo + lead);
+  int64_t full =
+      std::max<int64_t>(std::min(innerHi, hi) - leadEnd, 0) / blockN * blockN;
+  return {lo, hi, leadEnd, leadEnd + full};
+}
+
+TEST(KeyEdge, ApartWindowEdgesNeedOneBoundEach) {
+  // A block's tiles masked against their own edge where windowEdgesApart
+  // holds (the leading ones against the window's, the trailing ones
+  // against the upper bounds), the inner ones not at all, agree with the
+  // whole mask on every key of every row of the block.
+  int64_t checked = 0;
+  for (int64_t blockN : {64, 128})
+    for (int64_t rows : {64, 128, 192})
+      for (int64_t window : {rows + blockN - 2, rows + blockN + 50, int64_t(1000)})
+        for (int64_t sinkTokens : {0, 4})
+          for (int64_t offset = -70; offset < 140; offset += 3)
+            for (int64_t sk : {1, 200, 777}) {
+              int64_t sq = sk - offset;
+              if (sq <= 0)
+                continue;
+              ASSERT_TRUE(windowEdgesApart(window, rows, blockN));
+              for (int64_t m0 = 0; m0 < sq; m0 += rows) {
+                int64_t blockRows = std::min(rows, sq - m0);
+                WindowPhase p =
+                    windowPhase(m0, blockRows, sk, offset, window, blockN);
+                for (int64_t n0 = p.lo; n0 < p.hi; n0 += blockN) {
+                  KeyEdge edge = n0 < p.leadEnd   ? KeyEdge::Lower
+                                 : n0 < p.midEnd ? KeyEdge::Both
+                                                 : KeyEdge::Upper;
+                  bool masked = n0 < p.leadEnd || n0 >= p.midEnd;
+                  for (int64_t row = m0; row < m0 + blockRows; ++row) {
+                    auto bounds = keyOffsetBoundsOf(
+                        IntegerOps(), n0, blockN, row, sk, offset, p.hi,
+                        /*keyStart=*/int64_t(0), /*causal=*/true, window,
+                        sinkTokens);
+                    for (int64_t c = 0; c < blockN; ++c, ++checked) {
+                      int64_t j = n0 + c;
+                      // Keys at or past hi are no tile's of this phase.
+                      bool expected = allowed(row, j, sk, offset, 0, true,
+                                              window, sinkTokens) &&
+                                      j < p.hi;
+                      bool seen = !masked || keyOffsetVisibleOf(
+                                                 IntegerOps(), bounds, c,
+                                                 window, sinkTokens, edge);
+                      ASSERT_EQ(seen, expected)
+                          << "block-n " << blockN << " rows " << rows
+                          << " window " << window << " sinks " << sinkTokens
+                          << " offset " << offset << " sk " << sk << " m0 "
+                          << m0 << " tile " << n0 << " row " << row
+                          << " key " << j;
+                    }
+                  }
+                }
+              }
+            }
   EXPECT_GT(checked, 1000000);
 }
 

@@ -519,21 +519,49 @@ keyOffsetBoundsOf(const Ops &ops, Num base, int64_t width, Num row, Num sk,
   }
   return bounds;
 }
+/// Which bounds of keyOffsetBoundsOf a boundary key tile's keys can cross:
+/// all of them, or, where a walk of a window's tiles keeps its two edges
+/// apart (windowEdgesApart), the window's lower edge with its sink tokens
+/// alone (the leading tiles) or the upper bounds alone (Sk, keyHi and the
+/// diagonal: the trailing tiles, whose keys lie inside every row's window).
+/// A compare and its predicate combine fewer per element (bench/NOTES.md,
+/// sixtieth session).
+enum class KeyEdge { Both, Lower, Upper };
 /// Whether offset `c` passes `bounds` (keyOffsetBoundsOf of a variant with
-/// `window` and `sinkTokens`).
+/// `window` and `sinkTokens`), on a tile whose keys can cross `edge`.
 template <typename Ops, typename Num>
 constexpr auto keyOffsetVisibleOf(const Ops &ops,
                                   const KeyOffsetBounds<Num> &bounds, Num c,
                                   std::optional<int64_t> window,
-                                  int64_t sinkTokens) {
+                                  int64_t sinkTokens,
+                                  KeyEdge edge = KeyEdge::Both) {
   auto ok = ops.lessThan(c, bounds.hi);
-  if (!window)
+  if (!window || edge == KeyEdge::Upper)
     return ok;
   auto inWindow = ops.lessEqual(bounds.lo, c);
   if (sinkTokens > 0)
     inWindow = ops.orOf(inWindow, ops.lessThan(c, bounds.sinkHi));
+  if (edge == KeyEdge::Lower)
+    return inWindow;
   return ops.andOf(ok, inWindow);
 }
+/// Whether the key tiles of a warpgroup's `rows` query rows (TileBuilder's
+/// key phases, blockN-key tiles from the window's first key) keep a window
+/// of `window` keys apart from the diagonal: every leading tile (before the
+/// inner range) lies left of the first row's diagonal, so it needs the
+/// window's bound alone. Their keys end below innerLo + blockN - 1, where
+/// innerLo, the last row's window edge, lies rows - W past the first row's
+/// diagonal; so they lie at or left of that diagonal when W >= rows +
+/// blockN - 2, and then below Sk and the phase's keyHi too. (The trailing
+/// tiles, past the inner range, never cross a window's edge.)
+constexpr bool windowEdgesApart(std::optional<int64_t> window, int64_t rows,
+                                int64_t blockN) {
+  return window && *window >= rows + blockN - 2;
+}
+static_assert(windowEdgesApart(4096, 64, 128) &&
+              windowEdgesApart(190, 64, 128) &&
+              !windowEdgesApart(189, 64, 128) &&
+              !windowEdgesApart(std::nullopt, 64, 128));
 
 /// The transposed form, for the dK/dV kernels' tiles (rows of keys,
 /// columns of queries): bounds on the offsets c in [0, width) of a lane's
