@@ -98,8 +98,10 @@
 #   device_ncu_forward NAME KERNEL SPEC SHAPE
 #                            ncu of one launch of the kernel matching KERNEL
 #                            in fa-run's forward of SPEC at SHAPE on the
-#                            shipped table's configs (R's build): device_ncu's
-#                            sections, the instruction statistics and compute
+#                            shipped table's configs (R's build, the kernel
+#                            cache DEVICE_CACHE_DIR names where set):
+#                            device_ncu's sections, the instruction
+#                            statistics and compute
 #                            workload, and the tensor, issue and XU (MUFU)
 #                            pipes' use and the warp instructions in SUMMARY
 #   device_knobs ROUNDS SHAPE "SPEC D [FLAGS...]"...
@@ -306,7 +308,7 @@ device_ncu() {
 device_ncu_forward() {
   local name=$1 kernel=$2 spec=$3 shape=$4
   shift 4
-  FA_CACHE_DIR=/tmp/c-table FA_AUTOTUNE=table timeout 150 ncu --section SpeedOfLight \
+  FA_CACHE_DIR=${DEVICE_CACHE_DIR:-/tmp/c-table} FA_AUTOTUNE=table timeout 150 ncu --section SpeedOfLight \
     --section WarpStateStats --section SourceCounters --section SchedulerStats \
     --section InstructionStats --section ComputeWorkloadAnalysis \
     --metrics sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,sm__issue_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum \

@@ -46,14 +46,20 @@
 // unmasked loop and a trailing masked one; where it may start with masked
 // tiles (a window's keys, a causal key tile's queries) one loop over the
 // masked tiles at both edges, which runs the unmasked loop at its turn
-// between them (TileBuilder::phase).
+// between them (TileBuilder::phase), but in the wgmma forward, where a
+// window keeps its edges apart (tensor_core::windowEdgesApart; 1024 keys
+// here), three loops, each edge's masked tiles masked against that edge
+// alone (TileBuilder::edgePhase; gpu-tensor-core-wgmma-window.mlir).
 // LOOPS-LABEL: func.func @swa_forward(
 // LOOPS-NOT: .branched"
 // LOOPS: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 16, k = 16>, D[<f32>, <zero>]
 // LOOPS-NOT: fa.tiles = "sink_keys
 // LOOPS: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
+// LOOPS: } {fa.tiles = "keys.masked"}
+// LOOPS-NOT: fa.tiles
+// LOOPS: nvvm.wgmma.mma_async
 // LOOPS: } {fa.tiles = "keys.unmasked"}
-// LOOPS-NEXT: } else {
+// LOOPS-NOT: fa.tiles
 // LOOPS: nvvm.wgmma.mma_async
 // LOOPS: } {fa.tiles = "keys.masked"}
 // LOOPS-NOT: .branched"
