@@ -258,9 +258,8 @@ Value TensorCoreEmitter::keyTileVisible(const Variant &variant,
                                         const KeyTileMask &mask, int64_t nt,
                                         int64_t e, tensor_core::KeyEdge edge) {
   Value c = arith::ConstantIntOp::create(b, nt * 8 + e % 2, 32);
-  return tensor_core::keyOffsetVisibleOf(indexOps(), mask[e / 2], c,
-                                         variant.window, variant.sinkTokens,
-                                         edge);
+  return tensor_core::keyOffsetVisibleOf(
+      indexOps(), mask[e / 2], c, variant.window, variant.sinkTokens, edge);
 }
 
 Value TensorCoreEmitter::rowLse2(const GradArgs &args, Value head, Value row) {
@@ -620,10 +619,10 @@ void TensorCoreEmitter::onlineSoftmax(const Variant &variant, const Dims &dims,
           mask = keyTileMask(variant, dims, rowOf, n0, keyHi, nTiles);
         for (int64_t nt = 0; nt < nTiles; ++nt)
           for (int64_t e = 0; e < 4; ++e)
-            out.push_back(masked
-                              ? select(keyTileVisible(variant, mask, nt, e, edge),
-                                       s[nt][e], negInf())
-                              : s[nt][e]);
+            out.push_back(
+                masked ? select(keyTileVisible(variant, mask, nt, e, edge),
+                                s[nt][e], negInf())
+                       : s[nt][e]);
         return out;
       });
   for (int64_t nt = 0; nt < nTiles; ++nt)

@@ -128,10 +128,8 @@ void TileBuilder::edgePhase(StringRef name, Value lo, Value hi, Value innerLo,
   auto tiles = [&](Value from, Value to, TileEdge edge) {
     scf::ForOp forOp =
         loop(from, to, idx(block), [&](Value start) { tile(start, edge); });
-    forOp->setAttr("fa.tiles",
-                   b.getStringAttr(name + (edge == TileEdge::Inner
-                                               ? ".unmasked"
-                                               : ".masked")));
+    StringRef path = edge == TileEdge::Inner ? ".unmasked" : ".masked";
+    forOp->setAttr("fa.tiles", b.getStringAttr(name + path));
   };
   if (innerLo != lo)
     tiles(lo, leadEnd, TileEdge::Leading);

@@ -398,8 +398,8 @@ protected:
   /// count, width, edge)`, masked below keyHi where set (where maskWhen
   /// holds, when set) against the bounds that `edge` says its keys can
   /// cross, on the block's tile `count`'s first `width` keys.
-  using KeyTileVisitor = llvm::function_ref<void(Value, Value, Value, Value,
-                                                 int64_t, tensor_core::KeyEdge)>;
+  using KeyTileVisitor = llvm::function_ref<void(
+      Value, Value, Value, Value, int64_t, tensor_core::KeyEdge)>;
   /// The consumers' walk of the key tiles streamKeyTiles copies (the
   /// forward's and dQ's): each phase's tiles as phaseTiles visits them,
   /// block-n wide, but a sink phase that sinkTileWidth narrows as one tile
@@ -408,11 +408,10 @@ protected:
   /// `apartEdges`, a window's tiles run in edgePhase's three loops
   /// where the window keeps its edges apart (windowEdgesApart), each masked
   /// tile against its own edge. Returns the tiles' count.
-  Value consumeKeyTiles(const Variant &variant, const Dims &dims, Value m0,
-                        Value rows, bool apartEdges,
-                        KeyTileVisitor tile,
-                        llvm::function_ref<void(Value)> afterNarrowSinks =
-                            nullptr);
+  Value
+  consumeKeyTiles(const Variant &variant, const Dims &dims, Value m0,
+                  Value rows, bool apartEdges, KeyTileVisitor tile,
+                  llvm::function_ref<void(Value)> afterNarrowSinks = nullptr);
   /// Calls `copy` for each key tile that query rows [m0, m0 + rows) visit
   /// (TileBuilder's key phases), with the block's tile count, the tile's
   /// first key and kvHead: the streamed tiles of the forward and of dQ

@@ -353,8 +353,8 @@ private:
     release(at, kKeys, slot);
     SmallVector<SmallVector<Value, 4>> s = accumulatorTiles(scoreAcc, width);
     onlineSoftmax(step.variant, step.dims, step.state, step.scaleLog2,
-                  step.rowOf, n0, keyHi, s, /*deferredAlpha=*/nullptr,
-                  maskWhen, /*warpRescales=*/nullptr, edge);
+                  step.rowOf, n0, keyHi, s, /*deferredAlpha=*/nullptr, maskWhen,
+                  /*warpRescales=*/nullptr, edge);
     storeP(s, step.pBuffer);
     waitBarrier(stageBarrier(at, kValues, StageEvent::Landed, slot), parity);
     issueValues(step.pBuffer, stageAt(at, kValues, slot), step.state.out,

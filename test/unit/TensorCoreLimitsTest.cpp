@@ -154,7 +154,8 @@ TEST(KeyEdge, ApartWindowEdgesNeedOneBoundEach) {
   int64_t checked = 0;
   for (int64_t blockN : {64, 128})
     for (int64_t rows : {64, 128, 192})
-      for (int64_t window : {rows + blockN - 2, rows + blockN + 50, int64_t(1000)})
+      for (int64_t window :
+           {rows + blockN - 2, rows + blockN + 50, int64_t(1000)})
         for (int64_t sinkTokens : {0, 4})
           for (int64_t offset = -70; offset < 140; offset += 3)
             for (int64_t sk : {1, 200, 777}) {
@@ -167,7 +168,7 @@ TEST(KeyEdge, ApartWindowEdgesNeedOneBoundEach) {
                 WindowPhase p =
                     windowPhase(m0, blockRows, sk, offset, window, blockN);
                 for (int64_t n0 = p.lo; n0 < p.hi; n0 += blockN) {
-                  KeyEdge edge = n0 < p.leadEnd   ? KeyEdge::Lower
+                  KeyEdge edge = n0 < p.leadEnd  ? KeyEdge::Lower
                                  : n0 < p.midEnd ? KeyEdge::Both
                                                  : KeyEdge::Upper;
                   bool masked = n0 < p.leadEnd || n0 >= p.midEnd;
@@ -182,15 +183,15 @@ TEST(KeyEdge, ApartWindowEdgesNeedOneBoundEach) {
                       bool expected = allowed(row, j, sk, offset, 0, true,
                                               window, sinkTokens) &&
                                       j < p.hi;
-                      bool seen = !masked || keyOffsetVisibleOf(
-                                                 IntegerOps(), bounds, c,
-                                                 window, sinkTokens, edge);
+                      bool seen = !masked ||
+                                  keyOffsetVisibleOf(IntegerOps(), bounds, c,
+                                                     window, sinkTokens, edge);
                       ASSERT_EQ(seen, expected)
                           << "block-n " << blockN << " rows " << rows
                           << " window " << window << " sinks " << sinkTokens
                           << " offset " << offset << " sk " << sk << " m0 "
-                          << m0 << " tile " << n0 << " row " << row
-                          << " key " << j;
+                          << m0 << " tile " << n0 << " row " << row << " key "
+                          << j;
                     }
                   }
                 }

@@ -530,11 +530,10 @@ enum class KeyEdge { Both, Lower, Upper };
 /// Whether offset `c` passes `bounds` (keyOffsetBoundsOf of a variant with
 /// `window` and `sinkTokens`), on a tile whose keys can cross `edge`.
 template <typename Ops, typename Num>
-constexpr auto keyOffsetVisibleOf(const Ops &ops,
-                                  const KeyOffsetBounds<Num> &bounds, Num c,
-                                  std::optional<int64_t> window,
-                                  int64_t sinkTokens,
-                                  KeyEdge edge = KeyEdge::Both) {
+constexpr auto
+keyOffsetVisibleOf(const Ops &ops, const KeyOffsetBounds<Num> &bounds, Num c,
+                   std::optional<int64_t> window, int64_t sinkTokens,
+                   KeyEdge edge = KeyEdge::Both) {
   auto ok = ops.lessThan(c, bounds.hi);
   if (!window || edge == KeyEdge::Upper)
     return ok;
@@ -545,13 +544,13 @@ constexpr auto keyOffsetVisibleOf(const Ops &ops,
     return inWindow;
   return ops.andOf(ok, inWindow);
 }
-/// Whether the key tiles of a warpgroup's `rows` query rows (TileBuilder's
-/// key phases, blockN-key tiles from the window's first key) keep a window
-/// of `window` keys apart from the diagonal: every leading tile (before the
-/// inner range) lies left of the first row's diagonal, so it needs the
-/// window's bound alone. Their keys end below innerLo + blockN - 1, where
-/// innerLo, the last row's window edge, lies rows - W past the first row's
-/// diagonal; so they lie at or left of that diagonal when W >= rows +
+/// Whether the key tiles of a block of `rows` query rows (TileBuilder's key
+/// phases: blockN-key tiles from the block's first window key) keep a
+/// window of `window` keys apart from the diagonal: every leading tile
+/// (before the inner range) lies left of the block's first diagonal, so it
+/// needs the window's bound alone. Their keys end below innerLo + blockN - 1,
+/// where innerLo, the last row's window edge, lies rows - W past the first
+/// row's diagonal; so they lie at or left of that diagonal when W >= rows +
 /// blockN - 2, and then below Sk and the phase's keyHi too. (The trailing
 /// tiles, past the inner range, never cross a window's edge.)
 constexpr bool windowEdgesApart(std::optional<int64_t> window, int64_t rows,
