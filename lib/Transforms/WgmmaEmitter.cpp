@@ -501,15 +501,15 @@ Value WgmmaEmitter::consumeKeyTiles(
     };
     if (apartEdges && !branchedTiles && p.leadingMasked &&
         tensor_core::windowEdgesApart(variant.window, queryRows, blockN))
-      edgePhase(
-          p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockN,
-          [&](Value n0, TileEdge edge) {
-            if (edge == TileEdge::Inner)
-              tile(n0, Value(), Value(), count(n0), blockN, KeyEdge::Both);
-            else
-              tile(n0, p.keyHi, Value(), count(n0), blockN,
-                   edge == TileEdge::Leading ? KeyEdge::Lower : KeyEdge::Upper);
-          });
+      edgePhase(p.name, p.lo, p.hi, p.innerLo, p.innerHi, blockN,
+                [&](Value n0, TileEdge edge) {
+                  bool masked = edge != TileEdge::Inner;
+                  tile(n0, masked ? p.keyHi : Value(), /*maskWhen=*/Value(),
+                       count(n0), blockN,
+                       edge == TileEdge::Leading    ? KeyEdge::Lower
+                       : edge == TileEdge::Trailing ? KeyEdge::Upper
+                                                    : KeyEdge::Both);
+                });
     else
       phaseTiles(p, blockN, [&](Value n0, bool masked, Value maskWhen) {
         tile(n0, masked ? p.keyHi : Value(), maskWhen, count(n0), blockN,
